@@ -1,0 +1,112 @@
+// The layer contract: SetUp once (LayerSetUp reads parameters and creates weights),
+// Reshape on every pass (tops from bottoms), then Forward and Backward. Layers see
+// only their bottoms, tops and weights; they never know about solvers or other ranks.
+#ifndef CAFFE_LAYER_HPP_
+#define CAFFE_LAYER_HPP_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "caffe/blob.hpp"
+#include "caffe/common.hpp"
+#include "caffe/proto/caffe.pb.h"
+
+namespace caffe {
+
+class Layer {
+ public:
+  explicit Layer(const LayerParameter& param);
+  virtual ~Layer() = default;
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  // Checks blob counts, runs LayerSetUp and Reshape, and sets the loss weights.
+  void SetUp(const vector<Blob*>& bottom, const vector<Blob*>& top);
+
+  // Reads parameters and creates (or loads) weight blobs; called once.
+  virtual void LayerSetUp(const vector<Blob*>& bottom, const vector<Blob*>& top) {}
+  // Shapes the tops (and internal buffers) for the current bottoms.
+  virtual void Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) = 0;
+
+  // Reshapes, runs the forward pass for the context's mode, and returns the
+  // weighted loss this layer contributes.
+  float Forward(const vector<Blob*>& bottom, const vector<Blob*>& top);
+  // Fills bottom diffs (where propagate_down) and accumulates weight diffs.
+  void Backward(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                const vector<Blob*>& bottom);
+
+  vector<shared_ptr<Blob>>& blobs() { return blobs_; }
+  const LayerParameter& layer_param() const { return layer_param_; }
+  const string& name() const { return layer_param_.name(); }
+  Phase phase() const { return phase_; }
+  virtual void ToProto(LayerParameter* param, bool write_diff = false);
+
+  float loss(int top_index) const {
+    return loss_.size() > static_cast<size_t>(top_index) ? loss_[top_index] : 0.f;
+  }
+  void set_loss(int top_index, float value);
+
+  virtual const char* type() const { return ""; }
+
+  // Blob-count contract, checked in SetUp; -1 means "no constraint".
+  virtual int ExactNumBottomBlobs() const { return -1; }
+  virtual int MinBottomBlobs() const { return -1; }
+  virtual int MaxBottomBlobs() const { return -1; }
+  virtual int ExactNumTopBlobs() const { return -1; }
+  virtual int MinTopBlobs() const { return -1; }
+  virtual int MaxTopBlobs() const { return -1; }
+  virtual bool EqualNumBottomTopBlobs() const { return false; }
+  // Lets the net create anonymous tops up to the minimum/exact count.
+  virtual bool AutoTopBlobs() const { return false; }
+  // False for inputs that have no gradient (labels, indices).
+  virtual bool AllowForceBackward(int bottom_index) const { return true; }
+
+  bool param_propagate_down(int param_id) const {
+    return param_propagate_down_.size() > static_cast<size_t>(param_id)
+               ? param_propagate_down_[param_id]
+               : false;
+  }
+  void set_param_propagate_down(int param_id, bool value);
+
+  // The context is shared with the owning net; a layer made alone gets its own.
+  void set_context(shared_ptr<Context> context) { context_ = std::move(context); }
+  Context& context() const { return *context_; }
+
+ protected:
+  virtual void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) = 0;
+  virtual void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                            const vector<Blob*>& bottom) = 0;
+  // Layers without a device path run on the host; the data moves lazily.
+  virtual void Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top);
+  virtual void Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                            const vector<Blob*>& bottom);
+
+  // Starts a user-facing error naming this layer: Fail() << "what was wrong".
+  ErrorBuilder Fail() const;
+  // The prototxt name of bottom/top i, or "#i" for layers built without names.
+  string bottom_name(int i) const;
+  string top_name(int i) const;
+
+  LayerParameter layer_param_;
+  Phase phase_;
+  vector<shared_ptr<Blob>> blobs_;
+  vector<bool> param_propagate_down_;
+  vector<float> loss_;
+
+ private:
+  void CheckBlobCounts(const vector<Blob*>& bottom, const vector<Blob*>& top) const;
+  void SetLossWeights(const vector<Blob*>& top);
+
+  shared_ptr<Context> context_;
+};
+
+// CAFFE_REQUIRE for code inside a layer: the message is prefixed with the layer.
+#define LAYER_REQUIRE(condition) \
+  if (condition) {               \
+  } else                         \
+    this->Fail()
+
+}  // namespace caffe
+
+#endif  // CAFFE_LAYER_HPP_

@@ -1,0 +1,53 @@
+// Layers register a creator under their `type` string; nets create them by name.
+// The layer library is linked whole-archive so every registration survives static
+// linking (see CMakeLists.txt).
+#ifndef CAFFE_LAYER_FACTORY_HPP_
+#define CAFFE_LAYER_FACTORY_HPP_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "caffe/common.hpp"
+#include "caffe/proto/caffe.pb.h"
+
+namespace caffe {
+
+class Layer;
+
+class LayerRegistry {
+ public:
+  using Creator = std::function<shared_ptr<Layer>(const LayerParameter&)>;
+
+  static void AddCreator(const string& type, Creator creator);
+  // Throws caffe::Error listing the known types when `param.type()` is unknown.
+  static shared_ptr<Layer> CreateLayer(const LayerParameter& param);
+  static vector<string> LayerTypeList();
+  static bool IsRegistered(const string& type);
+
+ private:
+  static std::map<string, Creator>& Registry();
+};
+
+struct LayerRegisterer {
+  LayerRegisterer(const string& type, LayerRegistry::Creator creator) {
+    LayerRegistry::AddCreator(type, std::move(creator));
+  }
+};
+
+// REGISTER_LAYER_CLASS(Convolution) registers ConvolutionLayer as "Convolution".
+#define REGISTER_LAYER_CLASS(type)                                                    \
+  static ::caffe::LayerRegisterer g_layer_registerer_##type(                          \
+      #type, [](const ::caffe::LayerParameter& param) -> std::shared_ptr<::caffe::Layer> { \
+        return std::make_shared<type##Layer>(param);                                  \
+      })
+
+// For layers whose creator picks among engines.
+#define REGISTER_LAYER_CREATOR(type, creator) \
+  static ::caffe::LayerRegisterer g_layer_registerer_##type(#type, creator)
+
+}  // namespace caffe
+
+#endif  // CAFFE_LAYER_FACTORY_HPP_

@@ -1,0 +1,22 @@
+// Rectified linear unit, leaky when negative_slope != 0: y = x > 0 ? x : slope * x.
+#ifndef CAFFE_LAYERS_RELU_LAYER_HPP_
+#define CAFFE_LAYERS_RELU_LAYER_HPP_
+
+#include "caffe/layers/neuron_layer.hpp"
+
+namespace caffe {
+
+class ReLULayer : public NeuronLayer {
+ public:
+  explicit ReLULayer(const LayerParameter& param) : NeuronLayer(param) {}
+  const char* type() const override { return "ReLU"; }
+
+ protected:
+  void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override;
+};
+
+}  // namespace caffe
+
+#endif  // CAFFE_LAYERS_RELU_LAYER_HPP_

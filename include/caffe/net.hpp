@@ -1,0 +1,145 @@
+// A directed acyclic graph of layers built from a NetParameter: layers are filtered
+// by the net state (phase, level, stages), Split layers are inserted where one top
+// feeds several bottoms, weights are shared by ParamSpec name, and layers that do not
+// lead to a loss skip their backward pass.
+#ifndef CAFFE_NET_HPP_
+#define CAFFE_NET_HPP_
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "caffe/blob.hpp"
+#include "caffe/common.hpp"
+#include "caffe/layer.hpp"
+#include "caffe/proto/caffe.pb.h"
+
+namespace caffe {
+
+class Net {
+ public:
+  // `param.state()` selects phase, level and stages. `source` names the file the
+  // parameters came from, for error messages.
+  Net(const NetParameter& param, shared_ptr<Context> context, const string& source = "");
+  // Reads (and upgrades) a prototxt; the given state overrides the file's.
+  Net(const string& filename, Phase phase, shared_ptr<Context> context, int level = 0,
+      const vector<string>& stages = {});
+
+  // Runs every layer; returns the output blobs and (optionally) the total loss.
+  const vector<Blob*>& Forward(float* loss = nullptr);
+  float ForwardFromTo(int start, int end);
+  void Backward();
+  void BackwardFromTo(int start, int end);
+  float ForwardBackward();
+  // Re-propagates shapes after an input blob was reshaped.
+  void Reshape();
+
+  void ClearParamDiffs();
+  // data -= diff for every parameter this net owns.
+  void Update();
+
+  // Loads weights by layer name. Layers the source lacks keep their values; layers
+  // present in both must match in blob count and shapes (else caffe::Error).
+  void CopyTrainedLayersFrom(const NetParameter& param);
+  // .caffemodel (binary) or, for a name ending in .prototxt/.txt, text format.
+  void CopyTrainedLayersFrom(const string& filename);
+  // Makes this net use another net's weights (test nets share the train net's).
+  void ShareTrainedLayersWith(const Net& other);
+  void ToProto(NetParameter* param, bool write_diff = false) const;
+
+  const string& name() const { return name_; }
+  Phase phase() const { return phase_; }
+  const vector<string>& layer_names() const { return layer_names_; }
+  const vector<string>& blob_names() const { return blob_names_; }
+  const vector<shared_ptr<Blob>>& blobs() const { return blobs_; }
+  const vector<shared_ptr<Layer>>& layers() const { return layers_; }
+  const vector<vector<Blob*>>& bottom_vecs() const { return bottom_vecs_; }
+  const vector<vector<Blob*>>& top_vecs() const { return top_vecs_; }
+  const vector<int>& top_ids(int layer) const { return top_id_vecs_[layer]; }
+  const vector<int>& bottom_ids(int layer) const { return bottom_id_vecs_[layer]; }
+  const vector<vector<bool>>& bottom_need_backward() const { return bottom_need_backward_; }
+  const vector<bool>& layer_need_backward() const { return layer_need_backward_; }
+  const vector<float>& blob_loss_weights() const { return blob_loss_weights_; }
+
+  // Every parameter blob, shared ones included, in layer order.
+  const vector<shared_ptr<Blob>>& params() const { return params_; }
+  // The blobs the solver updates: one per owner of shared weights.
+  const vector<Blob*>& learnable_params() const { return learnable_params_; }
+  const vector<float>& params_lr() const { return params_lr_; }
+  const vector<float>& params_weight_decay() const { return params_weight_decay_; }
+  // For each learnable param: the name of its layer and index, "conv1[0]".
+  const vector<string>& learnable_param_names() const { return learnable_param_names_; }
+  // -1 for an owner, else the index (into params()) of the blob it shares.
+  const vector<int>& param_owners() const { return param_owners_; }
+  // The layer each entry of params() belongs to.
+  const vector<int>& param_layer_indices() const { return param_layer_indices_; }
+
+  const vector<Blob*>& input_blobs() const { return net_input_blobs_; }
+  const vector<Blob*>& output_blobs() const { return net_output_blobs_; }
+  const vector<int>& output_blob_indices() const { return net_output_blob_indices_; }
+
+  bool has_blob(const string& name) const { return blob_names_index_.count(name) > 0; }
+  // Throws caffe::Error naming the net when the blob or layer is unknown.
+  shared_ptr<Blob> blob_by_name(const string& name) const;
+  bool has_layer(const string& name) const { return layer_names_index_.count(name) > 0; }
+  shared_ptr<Layer> layer_by_name(const string& name) const;
+
+  Context& context() const { return *context_; }
+  const shared_ptr<Context>& shared_context() const { return context_; }
+
+  // Keeps the layers whose include/exclude rules match param.state().
+  static void FilterNet(const NetParameter& param, NetParameter* filtered);
+  static bool StateMeetsRule(const NetState& state, const NetStateRule& rule);
+
+ private:
+  void Init(const NetParameter& param);
+  void AppendTop(const NetParameter& param, int layer_id, int top_id,
+                 std::set<string>* available_blobs, std::map<string, int>* blob_name_to_idx);
+  int AppendBottom(const NetParameter& param, int layer_id, int bottom_id,
+                   std::set<string>* available_blobs, std::map<string, int>* blob_name_to_idx);
+  void AppendParam(const NetParameter& param, int layer_id, int param_id);
+  ErrorBuilder Fail() const;
+
+  string name_;
+  string source_;
+  Phase phase_ = TEST;
+  shared_ptr<Context> context_;
+
+  vector<shared_ptr<Layer>> layers_;
+  vector<string> layer_names_;
+  std::map<string, int> layer_names_index_;
+  vector<bool> layer_need_backward_;
+
+  vector<shared_ptr<Blob>> blobs_;
+  vector<string> blob_names_;
+  std::map<string, int> blob_names_index_;
+  vector<bool> blob_need_backward_;
+  vector<float> blob_loss_weights_;
+
+  vector<vector<Blob*>> bottom_vecs_;
+  vector<vector<int>> bottom_id_vecs_;
+  vector<vector<bool>> bottom_need_backward_;
+  vector<vector<Blob*>> top_vecs_;
+  vector<vector<int>> top_id_vecs_;
+
+  vector<shared_ptr<Blob>> params_;
+  vector<int> param_owners_;
+  vector<int> param_layer_indices_;
+  vector<std::pair<int, int>> param_layer_positions_;
+  std::map<string, int> param_names_index_;
+  vector<Blob*> learnable_params_;
+  vector<int> learnable_param_ids_;
+  vector<string> learnable_param_names_;
+  vector<float> params_lr_;
+  vector<float> params_weight_decay_;
+
+  vector<Blob*> net_input_blobs_;
+  vector<Blob*> net_output_blobs_;
+  vector<int> net_output_blob_indices_;
+};
+
+}  // namespace caffe
+
+#endif  // CAFFE_NET_HPP_

@@ -1,0 +1,47 @@
+// One buffer with a host copy and (in CUDA builds) a device copy. Copies happen
+// lazily when the other side is read; `mutable_*` moves the head to that side.
+#ifndef CAFFE_SYNCEDMEM_HPP_
+#define CAFFE_SYNCEDMEM_HPP_
+
+#include <cstddef>
+
+namespace caffe {
+
+class SyncedMemory {
+ public:
+  enum Head { UNINITIALIZED, AT_CPU, AT_GPU, SYNCED };
+
+  SyncedMemory() = default;
+  explicit SyncedMemory(size_t size) : size_(size) {}
+  ~SyncedMemory();
+  SyncedMemory(const SyncedMemory&) = delete;
+  SyncedMemory& operator=(const SyncedMemory&) = delete;
+
+  const void* cpu_data();
+  void* mutable_cpu_data();
+  // Points the host side at memory owned by someone else (no copy, not freed here).
+  void set_cpu_data(void* data);
+  const void* gpu_data();
+  void* mutable_gpu_data();
+  void set_gpu_data(void* data);
+
+  Head head() const { return head_; }
+  size_t size() const { return size_; }
+
+ private:
+  void ToCpu();
+  void ToGpu();
+
+  void* cpu_ptr_ = nullptr;
+  void* gpu_ptr_ = nullptr;
+  size_t size_ = 0;
+  Head head_ = UNINITIALIZED;
+  bool own_cpu_data_ = false;
+  bool cpu_pinned_ = false;
+  bool own_gpu_data_ = false;
+  int gpu_device_ = -1;
+};
+
+}  // namespace caffe
+
+#endif  // CAFFE_SYNCEDMEM_HPP_

@@ -1,0 +1,40 @@
+// CUDA plumbing shared by GPU code: error checks and "is there a GPU at all".
+// In CPU-only builds only HasCudaDevice() exists, and it answers false.
+#ifndef CAFFE_UTIL_DEVICE_ALTERNATE_HPP_
+#define CAFFE_UTIL_DEVICE_ALTERNATE_HPP_
+
+#include <glog/logging.h>
+
+#ifdef USE_CUDA
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#define CUDA_CHECK(call)                                                   \
+  do {                                                                     \
+    cudaError_t status_ = (call);                                          \
+    CHECK_EQ(status_, cudaSuccess) << " CUDA: " << cudaGetErrorString(status_); \
+  } while (0)
+
+#define CUBLAS_CHECK(call)                                         \
+  do {                                                             \
+    cublasStatus_t status_ = (call);                               \
+    CHECK_EQ(status_, CUBLAS_STATUS_SUCCESS) << " cuBLAS status " << status_; \
+  } while (0)
+
+namespace caffe {
+// Threads per block for the project's own elementwise kernels.
+constexpr int kCudaThreads = 256;
+inline int CudaBlocks(long long n) {
+  return static_cast<int>((n + kCudaThreads - 1) / kCudaThreads);
+}
+}  // namespace caffe
+#endif
+
+namespace caffe {
+// Number of usable CUDA devices; 0 in CPU-only builds and when the driver is missing
+// (cudaGetDeviceCount then fails with an error and leaves its output unwritten).
+int CudaDeviceCount();
+inline bool HasCudaDevice() { return CudaDeviceCount() > 0; }
+}  // namespace caffe
+
+#endif  // CAFFE_UTIL_DEVICE_ALTERNATE_HPP_

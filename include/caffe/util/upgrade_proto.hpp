@@ -1,0 +1,26 @@
+// Turns older forms of net and solver files into the current ones on load, so that
+// files written for BVLC Caffe load unchanged.
+#ifndef CAFFE_UTIL_UPGRADE_PROTO_HPP_
+#define CAFFE_UTIL_UPGRADE_PROTO_HPP_
+
+#include <string>
+
+#include "caffe/proto/caffe.pb.h"
+
+namespace caffe {
+
+// Net-level `input:` with `input_dim:` or `input_shape:` becomes a leading Input
+// layer. Returns true if anything changed. Throws caffe::Error for inconsistent
+// legacy inputs; `source` names the file in messages.
+bool UpgradeNetAsNeeded(const std::string& source, NetParameter* param);
+// `solver_type: NESTEROV` becomes `type: "Nesterov"`.
+bool UpgradeSolverAsNeeded(const std::string& source, SolverParameter* param);
+
+// Read + upgrade in one step.
+void ReadNetParamsFromTextFile(const std::string& filename, NetParameter* param);
+void ReadNetParamsFromBinaryFile(const std::string& filename, NetParameter* param);
+void ReadSolverParamsFromTextFile(const std::string& filename, SolverParameter* param);
+
+}  // namespace caffe
+
+#endif  // CAFFE_UTIL_UPGRADE_PROTO_HPP_

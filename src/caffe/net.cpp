@@ -1,0 +1,465 @@
+#include "caffe/net.hpp"
+
+#include <algorithm>
+
+#include "caffe/layer_factory.hpp"
+#include "caffe/util/insert_splits.hpp"
+#include "caffe/util/io.hpp"
+#include "caffe/util/math_functions.hpp"
+#include "caffe/util/upgrade_proto.hpp"
+
+namespace caffe {
+
+Net::Net(const NetParameter& param, shared_ptr<Context> context, const string& source)
+    : source_(source.empty() ? (param.name().empty() ? "<net>" : param.name()) : source),
+      context_(std::move(context)) {
+  CHECK(context_);
+  NetParameter upgraded = param;
+  UpgradeNetAsNeeded(source_, &upgraded);
+  Init(upgraded);
+}
+
+Net::Net(const string& filename, Phase phase, shared_ptr<Context> context, int level,
+         const vector<string>& stages)
+    : source_(filename), context_(std::move(context)) {
+  CHECK(context_);
+  NetParameter param;
+  ReadNetParamsFromTextFile(filename, &param);
+  param.mutable_state()->set_phase(phase);
+  param.mutable_state()->set_level(level);
+  param.mutable_state()->clear_stage();
+  for (const string& stage : stages) param.mutable_state()->add_stage(stage);
+  Init(param);
+}
+
+ErrorBuilder Net::Fail() const { return ErrorBuilder(source_ + ": "); }
+
+bool Net::StateMeetsRule(const NetState& state, const NetStateRule& rule) {
+  if (rule.has_phase() && rule.phase() != state.phase()) return false;
+  if (rule.has_min_level() && state.level() < rule.min_level()) return false;
+  if (rule.has_max_level() && state.level() > rule.max_level()) return false;
+  for (const string& stage : rule.stage()) {
+    if (std::find(state.stage().begin(), state.stage().end(), stage) == state.stage().end()) {
+      return false;
+    }
+  }
+  for (const string& stage : rule.not_stage()) {
+    if (std::find(state.stage().begin(), state.stage().end(), stage) != state.stage().end()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void Net::FilterNet(const NetParameter& param, NetParameter* filtered) {
+  const NetState& state = param.state();
+  filtered->CopyFrom(param);
+  filtered->clear_layer();
+  for (const LayerParameter& layer : param.layer()) {
+    CAFFE_REQUIRE(layer.include_size() == 0 || layer.exclude_size() == 0)
+        << "layer '" << layer.name() << "': specify either include or exclude rules, not both";
+    // With include rules a layer is in only if some rule matches; with exclude rules
+    // it is in unless some rule matches.
+    bool keep = layer.include_size() == 0;
+    for (const NetStateRule& rule : layer.exclude()) {
+      if (StateMeetsRule(state, rule)) keep = false;
+    }
+    for (const NetStateRule& rule : layer.include()) {
+      if (StateMeetsRule(state, rule)) keep = true;
+    }
+    if (keep) filtered->add_layer()->CopyFrom(layer);
+  }
+}
+
+void Net::Init(const NetParameter& in_param) {
+  phase_ = in_param.state().phase();
+  NetParameter filtered;
+  FilterNet(in_param, &filtered);
+  NetParameter param;
+  InsertSplits(filtered, &param);
+  name_ = param.name();
+
+  std::set<string> available_blobs;
+  std::map<string, int> blob_name_to_idx;
+  const int num_layers = param.layer_size();
+  bottom_vecs_.resize(num_layers);
+  top_vecs_.resize(num_layers);
+  bottom_id_vecs_.resize(num_layers);
+  top_id_vecs_.resize(num_layers);
+  bottom_need_backward_.resize(num_layers);
+
+  for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
+    LayerParameter* layer_param = param.mutable_layer(layer_id);
+    if (!layer_param->has_phase()) layer_param->set_phase(phase_);
+    CAFFE_REQUIRE(!layer_param->type().empty())
+        << source_ << ": layer '" << layer_param->name() << "' has no type";
+    CAFFE_REQUIRE(layer_names_index_.count(layer_param->name()) == 0)
+        << source_ << ": two layers are named '" << layer_param->name() << "'";
+    CAFFE_REQUIRE(layer_param->propagate_down_size() == 0 ||
+                  layer_param->propagate_down_size() == layer_param->bottom_size())
+        << source_ << ": layer '" << layer_param->name()
+        << "': propagate_down must be given once per bottom";
+    try {
+      layers_.push_back(LayerRegistry::CreateLayer(*layer_param));
+    } catch (const Error& e) {
+      Fail() << e.what();
+    }
+    layers_.back()->set_context(context_);
+    layer_names_.push_back(layer_param->name());
+    layer_names_index_[layer_param->name()] = layer_id;
+
+    bool need_backward = false;
+    for (int bottom_id = 0; bottom_id < layer_param->bottom_size(); ++bottom_id) {
+      const int blob_id =
+          AppendBottom(param, layer_id, bottom_id, &available_blobs, &blob_name_to_idx);
+      need_backward |= blob_need_backward_[blob_id];
+    }
+    for (int top_id = 0; top_id < layer_param->top_size(); ++top_id) {
+      AppendTop(param, layer_id, top_id, &available_blobs, &blob_name_to_idx);
+      if (layer_param->type() == "Input") net_input_blobs_.push_back(top_vecs_[layer_id].back());
+    }
+    // Layers such as losses can create their own anonymous tops.
+    Layer* layer = layers_[layer_id].get();
+    if (layer->AutoTopBlobs()) {
+      const int needed = std::max(layer->MinTopBlobs(), layer->ExactNumTopBlobs());
+      for (int top_id = layer_param->top_size(); top_id < needed; ++top_id) {
+        AppendTop(param, layer_id, top_id, nullptr, nullptr);
+      }
+    }
+
+    try {
+      layer->SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
+    } catch (const Error& e) {
+      Fail() << e.what();
+    }
+    LOG_IF(INFO, context_->rank() == 0)
+        << "Setting up " << layer_names_[layer_id] << " (" << layer->type() << ")";
+    for (size_t top_id = 0; top_id < top_vecs_[layer_id].size(); ++top_id) {
+      const int blob_id = top_id_vecs_[layer_id][top_id];
+      if (blob_loss_weights_.size() <= static_cast<size_t>(blob_id)) {
+        blob_loss_weights_.resize(blob_id + 1, 0.f);
+      }
+      blob_loss_weights_[blob_id] = layer->loss(static_cast<int>(top_id));
+      VLOG(1) << "Top shape: " << top_vecs_[layer_id][top_id]->shape_string();
+    }
+
+    const int num_param_blobs = static_cast<int>(layer->blobs().size());
+    CAFFE_REQUIRE(layer_param->param_size() <= num_param_blobs)
+        << source_ << ": layer '" << layer_param->name() << "' has " << num_param_blobs
+        << " parameter blob(s) but " << layer_param->param_size() << " param specs";
+    for (int param_id = 0; param_id < num_param_blobs; ++param_id) {
+      const bool learns = param_id >= layer_param->param_size() ||
+                          layer_param->param(param_id).lr_mult() != 0;
+      need_backward |= learns && layer->param_propagate_down(param_id);
+      AppendParam(param, layer_id, param_id);
+    }
+    layer_need_backward_.push_back(need_backward);
+    if (need_backward) {
+      for (int top_id : top_id_vecs_[layer_id]) blob_need_backward_[top_id] = true;
+    }
+  }
+
+  // Walk backwards: a layer needs backward only if something it feeds leads to a loss.
+  std::set<string> blobs_under_loss;
+  std::set<string> blobs_skip_backward;
+  for (int layer_id = num_layers - 1; layer_id >= 0; --layer_id) {
+    bool contributes = false;
+    bool skip_propagate = true;
+    for (size_t top_id = 0; top_id < top_vecs_[layer_id].size(); ++top_id) {
+      const string& blob_name = blob_names_[top_id_vecs_[layer_id][top_id]];
+      if (layers_[layer_id]->loss(static_cast<int>(top_id)) != 0 ||
+          blobs_under_loss.count(blob_name)) {
+        contributes = true;
+      }
+      if (!blobs_skip_backward.count(blob_name)) skip_propagate = false;
+    }
+    if (contributes && skip_propagate) contributes = false;
+    if (!contributes) {
+      layer_need_backward_[layer_id] = false;
+      for (size_t b = 0; b < bottom_vecs_[layer_id].size(); ++b) {
+        bottom_need_backward_[layer_id][b] = false;
+      }
+    }
+    const LayerParameter& layer_param = param.layer(layer_id);
+    for (size_t b = 0; b < bottom_vecs_[layer_id].size(); ++b) {
+      const string& blob_name = blob_names_[bottom_id_vecs_[layer_id][b]];
+      if (contributes) {
+        blobs_under_loss.insert(blob_name);
+      } else {
+        bottom_need_backward_[layer_id][b] = false;
+      }
+      if (!bottom_need_backward_[layer_id][b]) blobs_skip_backward.insert(blob_name);
+      if (layer_param.propagate_down_size() > 0 && !layer_param.propagate_down(b)) {
+        blobs_skip_backward.insert(blob_name);
+      }
+    }
+  }
+  // force_backward: every layer that can propagate does.
+  if (param.force_backward()) {
+    for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
+      layer_need_backward_[layer_id] = true;
+      for (size_t b = 0; b < bottom_vecs_[layer_id].size(); ++b) {
+        const bool allowed = layers_[layer_id]->AllowForceBackward(static_cast<int>(b));
+        bottom_need_backward_[layer_id][b] = bottom_need_backward_[layer_id][b] || allowed;
+        blob_need_backward_[bottom_id_vecs_[layer_id][b]] =
+            blob_need_backward_[bottom_id_vecs_[layer_id][b]] || allowed;
+      }
+    }
+  }
+
+  for (const string& blob_name : available_blobs) {
+    const int idx = blob_name_to_idx[blob_name];
+    net_output_blobs_.push_back(blobs_[idx].get());
+    net_output_blob_indices_.push_back(idx);
+  }
+  for (size_t i = 0; i < blob_names_.size(); ++i) blob_names_index_[blob_names_[i]] = static_cast<int>(i);
+}
+
+void Net::AppendTop(const NetParameter& param, int layer_id, int top_id,
+                    std::set<string>* available_blobs, std::map<string, int>* blob_name_to_idx) {
+  const LayerParameter& layer_param = param.layer(layer_id);
+  const string blob_name = top_id < layer_param.top_size()
+                               ? layer_param.top(top_id)
+                               : layer_param.name() + "_anonymous_top_" + std::to_string(top_id);
+  const bool in_place = blob_name_to_idx && top_id < layer_param.bottom_size() &&
+                        layer_param.bottom(top_id) == blob_name;
+  if (in_place) {
+    const int blob_id = (*blob_name_to_idx)[blob_name];
+    top_vecs_[layer_id].push_back(blobs_[blob_id].get());
+    top_id_vecs_[layer_id].push_back(blob_id);
+  } else {
+    if (blob_name_to_idx && blob_name_to_idx->count(blob_name)) {
+      // Re-producing a blob that a later layer already read would make the graph
+      // ambiguous; only in-place (top == bottom at the same index) may reuse a name.
+      const bool is_bottom = std::find(layer_param.bottom().begin(), layer_param.bottom().end(),
+                                       blob_name) != layer_param.bottom().end();
+      Fail() << "layer '" << layer_param.name() << "': top blob '" << blob_name
+             << "' is produced by more than one layer"
+             << (is_bottom ? " (an in-place top must sit at the same index as its bottom)"
+                           : "");
+    }
+    auto blob = std::make_shared<Blob>();
+    const int blob_id = static_cast<int>(blobs_.size());
+    blobs_.push_back(blob);
+    blob_names_.push_back(blob_name);
+    blob_need_backward_.push_back(false);
+    if (blob_name_to_idx) (*blob_name_to_idx)[blob_name] = blob_id;
+    top_vecs_[layer_id].push_back(blob.get());
+    top_id_vecs_[layer_id].push_back(blob_id);
+  }
+  if (available_blobs) available_blobs->insert(blob_name);
+}
+
+int Net::AppendBottom(const NetParameter& param, int layer_id, int bottom_id,
+                      std::set<string>* available_blobs, std::map<string, int>* blob_name_to_idx) {
+  const LayerParameter& layer_param = param.layer(layer_id);
+  const string& blob_name = layer_param.bottom(bottom_id);
+  if (!available_blobs->count(blob_name)) {
+    Fail() << "layer '" << layer_param.name() << "' (" << layer_param.type()
+           << "): bottom blob '" << blob_name
+           << "' is not produced by any earlier layer (layers run in file order)";
+  }
+  const int blob_id = (*blob_name_to_idx)[blob_name];
+  bottom_vecs_[layer_id].push_back(blobs_[blob_id].get());
+  bottom_id_vecs_[layer_id].push_back(blob_id);
+  available_blobs->erase(blob_name);
+  bool need_backward = blob_need_backward_[blob_id];
+  if (layer_param.propagate_down_size() > 0) need_backward = layer_param.propagate_down(bottom_id);
+  bottom_need_backward_[layer_id].push_back(need_backward);
+  return blob_id;
+}
+
+void Net::AppendParam(const NetParameter& param, int layer_id, int param_id) {
+  const LayerParameter& layer_param = layers_[layer_id]->layer_param();
+  const int param_size = layer_param.param_size();
+  const string param_name =
+      param_id < param_size ? layer_param.param(param_id).name() : string();
+  const int net_param_id = static_cast<int>(params_.size());
+  params_.push_back(layers_[layer_id]->blobs()[param_id]);
+  param_layer_indices_.push_back(layer_id);
+  param_layer_positions_.push_back({layer_id, param_id});
+  const ParamSpec default_spec;
+  const ParamSpec& spec = param_id < param_size ? layer_param.param(param_id) : default_spec;
+
+  if (param_name.empty() || !param_names_index_.count(param_name)) {
+    // An owner: either unnamed or the first layer to use this name.
+    if (!param_name.empty()) param_names_index_[param_name] = net_param_id;
+    param_owners_.push_back(-1);
+    learnable_param_ids_.push_back(net_param_id);
+    learnable_params_.push_back(params_.back().get());
+    learnable_param_names_.push_back(layer_names_[layer_id] + "[" + std::to_string(param_id) + "]");
+    params_lr_.push_back(spec.lr_mult());
+    params_weight_decay_.push_back(spec.decay_mult());
+    return;
+  }
+  const int owner_id = param_names_index_[param_name];
+  param_owners_.push_back(owner_id);
+  Blob* owner = params_[owner_id].get();
+  Blob* mine = params_.back().get();
+  const auto& owner_pos = param_layer_positions_[owner_id];
+  if (spec.share_mode() == ParamSpec::PERMISSIVE) {
+    CAFFE_REQUIRE(owner->count() == mine->count())
+        << source_ << ": shared parameter '" << param_name << "' has " << owner->count()
+        << " elements in layer '" << layer_names_[owner_pos.first] << "' but " << mine->count()
+        << " in layer '" << layer_names_[layer_id] << "'";
+  } else {
+    CAFFE_REQUIRE(owner->shape() == mine->shape())
+        << source_ << ": shared parameter '" << param_name << "' has shape "
+        << ShapeToString(owner->shape()) << " in layer '" << layer_names_[owner_pos.first]
+        << "' but " << ShapeToString(mine->shape()) << " in layer '" << layer_names_[layer_id]
+        << "' (use share_mode: PERMISSIVE to share by count)";
+  }
+  // Share both value and gradient: each user's backward adds into the one diff.
+  mine->ShareData(*owner);
+  mine->ShareDiff(*owner);
+  const int learnable_index = static_cast<int>(
+      std::find(learnable_param_ids_.begin(), learnable_param_ids_.end(), owner_id) -
+      learnable_param_ids_.begin());
+  if (spec.has_lr_mult()) {
+    CAFFE_REQUIRE(!layer_param.param(param_id).has_lr_mult() ||
+                  params_lr_[learnable_index] == spec.lr_mult() ||
+                  params_lr_[learnable_index] == 1.f)
+        << source_ << ": shared parameter '" << param_name << "' has conflicting lr_mult";
+    params_lr_[learnable_index] = spec.lr_mult();
+  }
+  if (spec.has_decay_mult()) params_weight_decay_[learnable_index] = spec.decay_mult();
+}
+
+float Net::ForwardFromTo(int start, int end) {
+  CHECK_GE(start, 0);
+  CHECK_LT(end, static_cast<int>(layers_.size()));
+  float loss = 0;
+  for (int i = start; i <= end; ++i) {
+    loss += layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+  }
+  return loss;
+}
+
+const vector<Blob*>& Net::Forward(float* loss) {
+  const float total = layers_.empty() ? 0.f : ForwardFromTo(0, static_cast<int>(layers_.size()) - 1);
+  if (loss) *loss = total;
+  return net_output_blobs_;
+}
+
+void Net::BackwardFromTo(int start, int end) {
+  CHECK_GE(end, 0);
+  CHECK_LT(start, static_cast<int>(layers_.size()));
+  for (int i = start; i >= end; --i) {
+    if (layer_need_backward_[i]) {
+      layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
+    }
+  }
+}
+
+void Net::Backward() {
+  if (!layers_.empty()) BackwardFromTo(static_cast<int>(layers_.size()) - 1, 0);
+}
+
+float Net::ForwardBackward() {
+  float loss;
+  Forward(&loss);
+  Backward();
+  return loss;
+}
+
+void Net::Reshape() {
+  for (size_t i = 0; i < layers_.size(); ++i) layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
+}
+
+void Net::ClearParamDiffs() {
+  for (Blob* blob : learnable_params_) {
+    if (blob->count() == 0) continue;
+    if (context_->mode() == Mode::GPU) {
+#ifdef USE_CUDA
+      math::gpu_set(blob->count(), 0.f, blob->mutable_gpu_diff());
+      continue;
+#endif
+    }
+    math::set(blob->count(), 0.f, blob->mutable_cpu_diff());
+  }
+}
+
+void Net::Update() {
+  for (Blob* blob : learnable_params_) blob->Update();
+}
+
+void Net::CopyTrainedLayersFrom(const NetParameter& param) {
+  for (const LayerParameter& source_layer : param.layer()) {
+    auto it = layer_names_index_.find(source_layer.name());
+    if (it == layer_names_index_.end()) continue;
+    Layer* layer = layers_[it->second].get();
+    vector<shared_ptr<Blob>>& target = layer->blobs();
+    CAFFE_REQUIRE(static_cast<int>(target.size()) == source_layer.blobs_size())
+        << "layer '" << source_layer.name() << "': the weights hold "
+        << source_layer.blobs_size() << " blob(s), the net expects " << target.size();
+    for (size_t j = 0; j < target.size(); ++j) {
+      const BlobProto& proto = source_layer.blobs(static_cast<int>(j));
+      CAFFE_REQUIRE(target[j]->ShapeEquals(proto) ||
+                    (!proto.has_shape() && [&] {
+                      int64_t c = 1;
+                      for (auto d : ShapeOfProto(proto)) c *= d;
+                      return c == target[j]->count();
+                    }()))
+          << "layer '" << source_layer.name() << "' blob " << j << ": the weights have shape "
+          << ShapeToString(ShapeOfProto(proto)) << ", the net expects "
+          << ShapeToString(target[j]->shape());
+      target[j]->FromProto(proto, false);
+    }
+  }
+}
+
+void Net::CopyTrainedLayersFrom(const string& filename) {
+  NetParameter param;
+  const bool text = (filename.size() > 9 && filename.substr(filename.size() - 9) == ".prototxt") ||
+                    (filename.size() > 4 && filename.substr(filename.size() - 4) == ".txt");
+  if (text) {
+    ReadProtoFromTextFile(filename, &param);
+  } else {
+    ReadProtoFromBinaryFile(filename, &param);
+  }
+  try {
+    CopyTrainedLayersFrom(param);
+  } catch (const Error& e) {
+    ErrorBuilder() << filename << ": " << e.what();
+  }
+}
+
+void Net::ShareTrainedLayersWith(const Net& other) {
+  for (size_t i = 0; i < other.layers().size(); ++i) {
+    const string& name = other.layer_names()[i];
+    auto it = layer_names_index_.find(name);
+    if (it == layer_names_index_.end()) continue;
+    auto& target = layers_[it->second]->blobs();
+    const auto& source = other.layers()[i]->blobs();
+    CAFFE_REQUIRE(target.size() == source.size())
+        << "layer '" << name << "': " << source.size() << " weight blob(s) in the train net, "
+        << target.size() << " in the test net";
+    for (size_t j = 0; j < target.size(); ++j) {
+      CAFFE_REQUIRE(target[j]->shape() == source[j]->shape())
+          << "layer '" << name << "' blob " << j << ": shape "
+          << ShapeToString(source[j]->shape()) << " in the train net, "
+          << ShapeToString(target[j]->shape()) << " in the test net";
+      target[j]->ShareData(*source[j]);
+    }
+  }
+}
+
+void Net::ToProto(NetParameter* param, bool write_diff) const {
+  param->Clear();
+  param->set_name(name_);
+  for (const auto& layer : layers_) layer->ToProto(param->add_layer(), write_diff);
+}
+
+shared_ptr<Blob> Net::blob_by_name(const string& name) const {
+  auto it = blob_names_index_.find(name);
+  CAFFE_REQUIRE(it != blob_names_index_.end()) << source_ << ": the net has no blob '" << name << "'";
+  return blobs_[it->second];
+}
+
+shared_ptr<Layer> Net::layer_by_name(const string& name) const {
+  auto it = layer_names_index_.find(name);
+  CAFFE_REQUIRE(it != layer_names_index_.end()) << source_ << ": the net has no layer '" << name << "'";
+  return layers_[it->second];
+}
+
+}  // namespace caffe

@@ -1,0 +1,153 @@
+#include "caffe/syncedmem.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "caffe/common.hpp"
+#include "caffe/util/device_alternate.hpp"
+
+namespace caffe {
+
+namespace {
+
+// 64-byte alignment suits AVX2/AVX-512 loads and oneDNN's preferred layout.
+void* AllocateHost(size_t size, bool* pinned) {
+  *pinned = false;
+  if (size == 0) return nullptr;
+#ifdef USE_CUDA
+  // Pinned host memory makes host-device copies asynchronous-capable; only worth it
+  // when a device is actually present.
+  if (HasCudaDevice()) {
+    void* ptr = nullptr;
+    if (cudaMallocHost(&ptr, size) == cudaSuccess) {
+      *pinned = true;
+      return ptr;
+    }
+  }
+#endif
+  void* ptr = nullptr;
+  size_t rounded = (size + 63) / 64 * 64;
+  ptr = std::aligned_alloc(64, rounded);
+  CHECK(ptr) << "host allocation of " << size << " bytes failed";
+  return ptr;
+}
+
+void FreeHost(void* ptr, bool pinned) {
+#ifdef USE_CUDA
+  if (pinned) {
+    cudaFreeHost(ptr);
+    return;
+  }
+#else
+  (void)pinned;
+#endif
+  std::free(ptr);
+}
+
+}  // namespace
+
+SyncedMemory::~SyncedMemory() {
+  if (cpu_ptr_ && own_cpu_data_) FreeHost(cpu_ptr_, cpu_pinned_);
+#ifdef USE_CUDA
+  if (gpu_ptr_ && own_gpu_data_) cudaFree(gpu_ptr_);
+#endif
+}
+
+void SyncedMemory::ToCpu() {
+  switch (head_) {
+    case UNINITIALIZED:
+      cpu_ptr_ = AllocateHost(size_, &cpu_pinned_);
+      if (cpu_ptr_) std::memset(cpu_ptr_, 0, size_);
+      own_cpu_data_ = true;
+      head_ = AT_CPU;
+      break;
+    case AT_GPU:
+#ifdef USE_CUDA
+      if (cpu_ptr_ == nullptr) {
+        cpu_ptr_ = AllocateHost(size_, &cpu_pinned_);
+        own_cpu_data_ = true;
+      }
+      CUDA_CHECK(cudaMemcpy(cpu_ptr_, gpu_ptr_, size_, cudaMemcpyDeviceToHost));
+      head_ = SYNCED;
+#else
+      LOG(FATAL) << "device memory in a CPU-only build";
+#endif
+      break;
+    case AT_CPU:
+    case SYNCED:
+      break;
+  }
+}
+
+void SyncedMemory::ToGpu() {
+#ifdef USE_CUDA
+  switch (head_) {
+    case UNINITIALIZED:
+      CUDA_CHECK(cudaGetDevice(&gpu_device_));
+      CUDA_CHECK(cudaMalloc(&gpu_ptr_, size_ > 0 ? size_ : 1));
+      CUDA_CHECK(cudaMemset(gpu_ptr_, 0, size_));
+      own_gpu_data_ = true;
+      head_ = AT_GPU;
+      break;
+    case AT_CPU:
+      if (gpu_ptr_ == nullptr) {
+        CUDA_CHECK(cudaGetDevice(&gpu_device_));
+        CUDA_CHECK(cudaMalloc(&gpu_ptr_, size_ > 0 ? size_ : 1));
+        own_gpu_data_ = true;
+      }
+      if (size_ > 0) CUDA_CHECK(cudaMemcpy(gpu_ptr_, cpu_ptr_, size_, cudaMemcpyHostToDevice));
+      head_ = SYNCED;
+      break;
+    case AT_GPU:
+    case SYNCED:
+      break;
+  }
+#else
+  LOG(FATAL) << "GPU memory requested in a CPU-only build";
+#endif
+}
+
+const void* SyncedMemory::cpu_data() {
+  ToCpu();
+  return cpu_ptr_;
+}
+
+void* SyncedMemory::mutable_cpu_data() {
+  ToCpu();
+  head_ = AT_CPU;
+  return cpu_ptr_;
+}
+
+void SyncedMemory::set_cpu_data(void* data) {
+  CHECK(data || size_ == 0);
+  if (own_cpu_data_ && cpu_ptr_) FreeHost(cpu_ptr_, cpu_pinned_);
+  cpu_ptr_ = data;
+  cpu_pinned_ = false;
+  own_cpu_data_ = false;
+  head_ = AT_CPU;
+}
+
+const void* SyncedMemory::gpu_data() {
+  ToGpu();
+  return gpu_ptr_;
+}
+
+void* SyncedMemory::mutable_gpu_data() {
+  ToGpu();
+  head_ = AT_GPU;
+  return gpu_ptr_;
+}
+
+void SyncedMemory::set_gpu_data(void* data) {
+#ifdef USE_CUDA
+  if (own_gpu_data_ && gpu_ptr_) cudaFree(gpu_ptr_);
+  gpu_ptr_ = data;
+  own_gpu_data_ = false;
+  head_ = AT_GPU;
+#else
+  (void)data;
+  LOG(FATAL) << "GPU memory requested in a CPU-only build";
+#endif
+}
+
+}  // namespace caffe

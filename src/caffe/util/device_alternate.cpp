@@ -1,0 +1,21 @@
+#include "caffe/util/device_alternate.hpp"
+
+namespace caffe {
+
+int CudaDeviceCount() {
+#ifdef USE_CUDA
+  static const int count = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      cudaGetLastError();  // clear the sticky "no driver" error
+      return 0;
+    }
+    return n;
+  }();
+  return count;
+#else
+  return 0;
+#endif
+}
+
+}  // namespace caffe

@@ -1,0 +1,77 @@
+#include "test_util.hpp"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "caffe/util/io.hpp"
+
+namespace caffe {
+
+void FillUniform(Blob* blob, float lo, float hi, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  float* data = blob->mutable_cpu_data();
+  for (int64_t i = 0; i < blob->count(); ++i) data[i] = dist(rng);
+}
+
+void FillGaussian(Blob* blob, float stddev, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> dist(0.f, stddev);
+  float* data = blob->mutable_cpu_data();
+  for (int64_t i = 0; i < blob->count(); ++i) data[i] = dist(rng);
+}
+
+LayerParameter ParseLayer(const std::string& text) {
+  LayerParameter param;
+  ParseProtoFromText(text, "<test layer>", &param);
+  return param;
+}
+
+NetParameter ParseNet(const std::string& text) {
+  NetParameter param;
+  ParseProtoFromText(text, "<test net>", &param);
+  return param;
+}
+
+SolverParameter ParseSolver(const std::string& text) {
+  SolverParameter param;
+  ParseProtoFromText(text, "<test solver>", &param);
+  return param;
+}
+
+std::string MakeTempDir(const std::string& tag) {
+  std::string base = std::string(CAFFE_BINARY_DIR) + "/test_tmp";
+  ::mkdir(base.c_str(), 0755);
+  std::string pattern = base + "/" + tag + "_XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  char* dir = ::mkdtemp(buf.data());
+  EXPECT_NE(dir, nullptr);
+  return dir ? std::string(dir) : base;
+}
+
+std::string CompatDir() {
+  const std::string dir = CAFFE_COMPAT_DIR;
+  return FileExists(dir + "/README.md") ? dir : std::string();
+}
+
+int RunCommand(const std::string& command, std::string* output) {
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return -1;
+  std::string out;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  if (output) *output = out;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace caffe

@@ -1,0 +1,29 @@
+// Small helpers shared by test suites.
+#ifndef CAFFE_TESTS_TEST_UTIL_HPP_
+#define CAFFE_TESTS_TEST_UTIL_HPP_
+
+#include <string>
+#include <vector>
+
+#include "caffe/blob.hpp"
+#include "caffe/proto/caffe.pb.h"
+
+namespace caffe {
+
+// Fills a blob's data with uniform values in [lo, hi] from a fixed seed.
+void FillUniform(Blob* blob, float lo, float hi, uint64_t seed = 1701);
+void FillGaussian(Blob* blob, float stddev, uint64_t seed = 1701);
+// Parses a text-format message, failing the test on syntax errors.
+LayerParameter ParseLayer(const std::string& text);
+NetParameter ParseNet(const std::string& text);
+SolverParameter ParseSolver(const std::string& text);
+// A fresh empty folder under the build tree for a test's files.
+std::string MakeTempDir(const std::string& tag);
+// Path to ../shared/compat, or "" when it is absent (tests then skip).
+std::string CompatDir();
+// Runs a shell command, returning its exit status; output goes to *output if given.
+int RunCommand(const std::string& command, std::string* output = nullptr);
+
+}  // namespace caffe
+
+#endif  // CAFFE_TESTS_TEST_UTIL_HPP_
