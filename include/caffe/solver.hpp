@@ -1,0 +1,131 @@
+// The training loop: Step(n) runs n iterations of
+//   clear diffs -> iter_size x (forward, backward) -> gradient exchange -> ApplyUpdate
+// with testing, display and snapshots around it. Subclasses (solvers/) differ only in
+// how ApplyUpdate turns a gradient into a weight change.
+#ifndef CAFFE_SOLVER_HPP_
+#define CAFFE_SOLVER_HPP_
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "caffe/net.hpp"
+#include "caffe/proto/caffe.pb.h"
+#include "caffe/sync/gradient_exchange.hpp"
+
+namespace caffe {
+
+// What a signal (or another controller) asks the loop to do at the next iteration.
+enum class SolverAction { NONE, STOP, SNAPSHOT };
+
+class Solver {
+ public:
+  // `source` names the solver file in messages. Builds the train and test nets.
+  Solver(const SolverParameter& param, shared_ptr<Context> context, const string& source = "");
+  virtual ~Solver() = default;
+  Solver(const Solver&) = delete;
+  Solver& operator=(const Solver&) = delete;
+
+  // Trains to max_iter, resuming from a .solverstate when given.
+  void Solve(const string& resume_file = "");
+  void Step(int iters);
+  // Restores iteration, weights, history and the random stream from a .solverstate.
+  void Restore(const string& state_file);
+  // Writes <prefix>_iter_N.caffemodel and .solverstate (rank 0); returns the model path.
+  string Snapshot();
+  void TestAll();
+
+  const SolverParameter& param() const { return param_; }
+  const shared_ptr<Net>& net() const { return net_; }
+  const vector<shared_ptr<Net>>& test_nets() const { return test_nets_; }
+  int iter() const { return iter_; }
+  float smoothed_loss() const { return smoothed_loss_; }
+  // Scores of the last TestAll, by "net#/output" name (e.g. "0/accuracy").
+  const std::map<string, float>& last_test_scores() const { return last_test_scores_; }
+  Context& context() const { return *context_; }
+
+  // The rate the policy gives at the current iteration, with warm-up applied.
+  float GetLearningRate() const;
+
+  void set_gradient_exchange(shared_ptr<GradientExchange> exchange);
+  const shared_ptr<GradientExchange>& gradient_exchange() const { return exchange_; }
+  // Polled once per iteration; signals map to actions through it.
+  void set_action_function(std::function<SolverAction()> fn) { action_function_ = std::move(fn); }
+
+  virtual const char* type() const = 0;
+
+ protected:
+  // Turns the (exchanged) gradients in the diffs into the step, then updates weights.
+  virtual void ApplyUpdate() = 0;
+  virtual void SnapshotSolverState(SolverState* state) = 0;
+  virtual void RestoreSolverState(const SolverState& state) = 0;
+
+  bool is_root() const { return context_->rank() == 0; }
+  // How many multistep boundaries lie at or before the current iteration. Derived
+  // from the iteration, so resume needs no separate counter.
+  int MultistepIndex() const;
+
+  SolverParameter param_;
+  string source_;
+  shared_ptr<Context> context_;
+  shared_ptr<Net> net_;
+  vector<shared_ptr<Net>> test_nets_;
+  int iter_ = 0;
+
+ private:
+  void InitTrainNet();
+  void InitTestNets();
+  void Test(int test_net_id);
+  void UpdateSmoothedLoss(float loss, int start_iter, int average_loss);
+  void DisplayProgress(float loss, int start_iter, int stop_iter);
+  SolverAction RequestedAction();
+  string SnapshotFilename(const string& extension) const;
+
+  shared_ptr<GradientExchange> exchange_;
+  std::function<SolverAction()> action_function_;
+  vector<float> losses_;
+  float smoothed_loss_ = 0;
+  std::map<string, float> last_test_scores_;
+  std::chrono::steady_clock::time_point display_start_;
+  int display_start_iter_ = 0;
+  bool requested_early_exit_ = false;
+};
+
+// Solvers register under their `type` string ("SGD", "Adam", ...).
+class SolverRegistry {
+ public:
+  using Creator = std::function<shared_ptr<Solver>(const SolverParameter&, shared_ptr<Context>,
+                                                   const string&)>;
+  static void AddCreator(const string& type, Creator creator);
+  // Throws caffe::Error listing the known types for an unknown one.
+  static shared_ptr<Solver> CreateSolver(const SolverParameter& param,
+                                         shared_ptr<Context> context, const string& source = "");
+  static vector<string> SolverTypeList();
+
+ private:
+  static std::map<string, Creator>& Registry();
+};
+
+struct SolverRegisterer {
+  SolverRegisterer(const string& type, SolverRegistry::Creator creator) {
+    SolverRegistry::AddCreator(type, std::move(creator));
+  }
+};
+
+#define REGISTER_SOLVER_CLASS(type)                                                         \
+  static ::caffe::SolverRegisterer g_solver_registerer_##type(                              \
+      #type, [](const ::caffe::SolverParameter& p, std::shared_ptr<::caffe::Context> c,     \
+                const std::string& s) -> std::shared_ptr<::caffe::Solver> {                 \
+        return std::make_shared<type##Solver>(p, std::move(c), s);                          \
+      })
+
+// Checks a solver parameter for values that cannot work (max_iter, base_lr, ...),
+// throwing caffe::Error naming the file and field.
+void ValidateSolverParameter(const SolverParameter& param, const string& source);
+
+}  // namespace caffe
+
+#endif  // CAFFE_SOLVER_HPP_

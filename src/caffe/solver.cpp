@@ -1,0 +1,483 @@
+#include "caffe/solver.hpp"
+
+#include <sys/stat.h>
+
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <sstream>
+
+#include "caffe/util/io.hpp"
+#include "caffe/util/upgrade_proto.hpp"
+
+namespace caffe {
+
+// ------------------------------------------------------------------ registry
+
+std::map<string, SolverRegistry::Creator>& SolverRegistry::Registry() {
+  static std::map<string, Creator> registry;
+  return registry;
+}
+
+void SolverRegistry::AddCreator(const string& type, Creator creator) {
+  CHECK_EQ(Registry().count(type), 0u) << "solver type " << type << " registered twice";
+  Registry()[type] = std::move(creator);
+}
+
+vector<string> SolverRegistry::SolverTypeList() {
+  vector<string> types;
+  for (const auto& entry : Registry()) types.push_back(entry.first);
+  return types;
+}
+
+shared_ptr<Solver> SolverRegistry::CreateSolver(const SolverParameter& param,
+                                                shared_ptr<Context> context,
+                                                const string& source) {
+  SolverParameter upgraded = param;
+  UpgradeSolverAsNeeded(source, &upgraded);
+  auto it = Registry().find(upgraded.type());
+  if (it == Registry().end()) {
+    std::ostringstream known;
+    for (const auto& entry : Registry()) known << (known.tellp() > 0 ? ", " : "") << entry.first;
+    ErrorBuilder() << (source.empty() ? "solver" : source) << ": unknown solver type '"
+                   << upgraded.type() << "' (known: " << known.str() << ")";
+  }
+  return it->second(upgraded, std::move(context), source);
+}
+
+// ------------------------------------------------------------------ validation
+
+void ValidateSolverParameter(const SolverParameter& param, const string& source) {
+  const string where = source.empty() ? "solver" : source;
+  CAFFE_REQUIRE(param.max_iter() > 0)
+      << where << ": max_iter must be positive, found " << param.max_iter();
+  CAFFE_REQUIRE(param.base_lr() >= 0)
+      << where << ": base_lr must not be negative, found " << param.base_lr();
+  CAFFE_REQUIRE(param.iter_size() > 0)
+      << where << ": iter_size must be positive, found " << param.iter_size();
+  CAFFE_REQUIRE(param.average_loss() > 0)
+      << where << ": average_loss must be positive, found " << param.average_loss();
+  CAFFE_REQUIRE(param.warmup_iter() >= 0)
+      << where << ": warmup_iter must not be negative, found " << param.warmup_iter();
+  CAFFE_REQUIRE(param.regularization_type() == "L1" || param.regularization_type() == "L2")
+      << where << ": regularization_type must be \"L1\" or \"L2\", found \""
+      << param.regularization_type() << "\"";
+  const string& policy = param.lr_policy();
+  if (policy == "step") {
+    CAFFE_REQUIRE(param.stepsize() > 0) << where << ": lr_policy \"step\" needs stepsize > 0";
+  } else if (policy == "multistep") {
+    for (int i = 1; i < param.stepvalue_size(); ++i) {
+      CAFFE_REQUIRE(param.stepvalue(i) > param.stepvalue(i - 1))
+          << where << ": stepvalue must increase, found " << param.stepvalue(i - 1) << " then "
+          << param.stepvalue(i);
+    }
+  } else if (policy == "poly") {
+    CAFFE_REQUIRE(param.max_iter() > 0) << where << ": lr_policy \"poly\" needs max_iter";
+  } else if (policy != "fixed" && policy != "exp" && policy != "inv" && policy != "sigmoid") {
+    ErrorBuilder() << where << ": unknown lr_policy \"" << policy
+                   << "\" (known: fixed, step, exp, inv, multistep, poly, sigmoid)";
+  }
+  CAFFE_REQUIRE(param.test_interval() >= 0)
+      << where << ": test_interval must not be negative";
+  for (int n : param.test_iter()) {
+    CAFFE_REQUIRE(n > 0) << where << ": test_iter must be positive, found " << n;
+  }
+  CAFFE_REQUIRE(param.snapshot() >= 0) << where << ": snapshot must not be negative";
+  CAFFE_REQUIRE(param.snapshot() == 0 || param.has_snapshot_prefix())
+      << where << ": snapshot is set but snapshot_prefix is not";
+}
+
+// ------------------------------------------------------------------ construction
+
+Solver::Solver(const SolverParameter& param, shared_ptr<Context> context, const string& source)
+    : param_(param), source_(source.empty() ? "solver" : source), context_(std::move(context)) {
+  CHECK(context_);
+  UpgradeSolverAsNeeded(source_, &param_);
+  ValidateSolverParameter(param_, source_);
+  if (param_.random_seed() >= 0) {
+    // Each rank draws its own data order and dropout masks; rank 0 keeps the seed.
+    context_->Seed(static_cast<uint64_t>(param_.random_seed()) + 1000003ull * context_->rank());
+  } else {
+    context_->Seed(std::random_device{}() + 1000003ull * context_->rank());
+  }
+  InitTrainNet();
+  if (is_root()) InitTestNets();
+}
+
+void Solver::InitTrainNet() {
+  const int sources = param_.has_train_net_param() + param_.has_train_net() +
+                      param_.has_net_param() + param_.has_net();
+  CAFFE_REQUIRE(sources >= 1)
+      << source_ << ": no net given (set `net` to a prototxt, or net_param inline)";
+  CAFFE_REQUIRE(sources == 1)
+      << source_ << ": give exactly one of net, net_param, train_net, train_net_param";
+  NetParameter net_param;
+  string net_source = source_;
+  if (param_.has_train_net_param()) {
+    net_param.CopyFrom(param_.train_net_param());
+  } else if (param_.has_train_net()) {
+    net_source = param_.train_net();
+    ReadNetParamsFromTextFile(net_source, &net_param);
+  } else if (param_.has_net_param()) {
+    net_param.CopyFrom(param_.net_param());
+  } else {
+    net_source = param_.net();
+    ReadNetParamsFromTextFile(net_source, &net_param);
+  }
+  // The solver's train_state overrides the file's, with the phase forced to TRAIN.
+  NetState state;
+  state.set_phase(TRAIN);
+  state.MergeFrom(net_param.state());
+  state.MergeFrom(param_.train_state());
+  state.set_phase(TRAIN);
+  *net_param.mutable_state() = state;
+  net_ = std::make_shared<Net>(net_param, context_, net_source);
+}
+
+void Solver::InitTestNets() {
+  const bool generic = param_.has_net() || param_.has_net_param();
+  const int explicit_nets = param_.test_net_param_size() + param_.test_net_size();
+  int generic_nets = 0;
+  if (generic) generic_nets = std::max(0, param_.test_iter_size() - explicit_nets);
+  const int total = explicit_nets + generic_nets;
+  CAFFE_REQUIRE(param_.test_iter_size() == total)
+      << source_ << ": test_iter is given " << param_.test_iter_size()
+      << " time(s) but there are " << total << " test net(s)";
+  CAFFE_REQUIRE(param_.test_state_size() == 0 || param_.test_state_size() == total)
+      << source_ << ": test_state must be given once per test net (" << total << ")";
+  if (total > 0) {
+    CAFFE_REQUIRE(param_.test_interval() > 0 || !param_.has_test_interval())
+        << source_ << ": test_interval must be positive when test nets exist";
+  }
+  for (int i = 0; i < total; ++i) {
+    NetParameter net_param;
+    string net_source = source_;
+    if (i < param_.test_net_param_size()) {
+      net_param.CopyFrom(param_.test_net_param(i));
+    } else if (i < explicit_nets) {
+      net_source = param_.test_net(i - param_.test_net_param_size());
+      ReadNetParamsFromTextFile(net_source, &net_param);
+    } else if (param_.has_net_param()) {
+      net_param.CopyFrom(param_.net_param());
+    } else {
+      net_source = param_.net();
+      ReadNetParamsFromTextFile(net_source, &net_param);
+    }
+    NetState state;
+    state.set_phase(TEST);
+    state.MergeFrom(net_param.state());
+    if (param_.test_state_size() > 0) state.MergeFrom(param_.test_state(i));
+    state.set_phase(TEST);
+    *net_param.mutable_state() = state;
+    test_nets_.push_back(std::make_shared<Net>(net_param, context_, net_source));
+    test_nets_.back()->ShareTrainedLayersWith(*net_);
+  }
+}
+
+void Solver::set_gradient_exchange(shared_ptr<GradientExchange> exchange) {
+  exchange_ = std::move(exchange);
+}
+
+// ------------------------------------------------------------------ learning rate
+
+int Solver::MultistepIndex() const {
+  int step = 0;
+  while (step < param_.stepvalue_size() && iter_ >= param_.stepvalue(step)) ++step;
+  return step;
+}
+
+float Solver::GetLearningRate() const {
+  const string& policy = param_.lr_policy();
+  const double base = param_.base_lr();
+  const double t = iter_;
+  double rate = base;
+  if (policy == "fixed") {
+    rate = base;
+  } else if (policy == "step") {
+    rate = base * std::pow(param_.gamma(), std::floor(t / param_.stepsize()));
+  } else if (policy == "exp") {
+    rate = base * std::pow(param_.gamma(), t);
+  } else if (policy == "inv") {
+    rate = base * std::pow(1.0 + param_.gamma() * t, -param_.power());
+  } else if (policy == "multistep") {
+    rate = base * std::pow(param_.gamma(), MultistepIndex());
+  } else if (policy == "poly") {
+    rate = base * std::pow(std::max(0.0, 1.0 - t / param_.max_iter()), param_.power());
+  } else if (policy == "sigmoid") {
+    rate = base / (1.0 + std::exp(-param_.gamma() * (t - param_.stepsize())));
+  }
+  // Linear warm-up: the first warmup_iter steps ramp from start_factor up to 1, so
+  // large-batch (many-rank) runs do not diverge while statistics settle.
+  if (param_.warmup_iter() > 0 && iter_ < param_.warmup_iter()) {
+    const double start = param_.warmup_start_factor();
+    rate *= start + (1.0 - start) * (t + 1) / param_.warmup_iter();
+  }
+  return static_cast<float>(rate);
+}
+
+// ------------------------------------------------------------------ the loop
+
+SolverAction Solver::RequestedAction() {
+  SolverAction action = action_function_ ? action_function_() : SolverAction::NONE;
+  if (exchange_ && exchange_->world_size() > 1) {
+    // All ranks must act on the same iteration, or the collectives would hang.
+    const bool stop = exchange_->AgreeToStop(action == SolverAction::STOP);
+    const bool snapshot = exchange_->AgreeToStop(action == SolverAction::SNAPSHOT);
+    if (stop) return SolverAction::STOP;
+    if (snapshot) return SolverAction::SNAPSHOT;
+    return SolverAction::NONE;
+  }
+  return action;
+}
+
+void Solver::UpdateSmoothedLoss(float loss, int start_iter, int average_loss) {
+  // Mean of the last average_loss losses, kept as a ring so it is O(1) per step.
+  if (static_cast<int>(losses_.size()) < average_loss) {
+    losses_.push_back(loss);
+    const int size = static_cast<int>(losses_.size());
+    smoothed_loss_ = (smoothed_loss_ * (size - 1) + loss) / size;
+  } else {
+    const int idx = (iter_ - start_iter) % average_loss;
+    smoothed_loss_ += (loss - losses_[idx]) / average_loss;
+    losses_[idx] = loss;
+  }
+}
+
+void Solver::DisplayProgress(float loss, int start_iter, int stop_iter) {
+  const auto now = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(now - display_start_).count();
+  const int done = iter_ - display_start_iter_;
+  const double rate = (seconds > 0 && done > 0) ? done / seconds : 0;
+  std::ostringstream eta;
+  if (rate > 0) {
+    const long remaining = static_cast<long>((param_.max_iter() - iter_) / rate);
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%ld:%02ld:%02ld", remaining / 3600, (remaining / 60) % 60,
+                  remaining % 60);
+    eta << " (" << std::fixed;
+    eta.precision(2);
+    eta << rate << " iter/s, ETA " << buf << ")";
+  }
+  LOG(INFO) << "Iteration " << iter_ << eta.str() << ", loss = " << smoothed_loss_;
+  const vector<Blob*>& outputs = net_->output_blobs();
+  int score_index = 0;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const float* data = outputs[j]->cpu_data();
+    const string& name = net_->blob_names()[net_->output_blob_indices()[j]];
+    const float weight = net_->blob_loss_weights()[net_->output_blob_indices()[j]];
+    for (int64_t k = 0; k < outputs[j]->count(); ++k) {
+      std::ostringstream loss_msg;
+      if (weight) loss_msg << " (* " << weight << " = " << weight * data[k] << " loss)";
+      LOG(INFO) << "    Train net output #" << score_index++ << ": " << name << " = " << data[k]
+                << loss_msg.str();
+    }
+  }
+  LOG(INFO) << "Iteration " << iter_ << ", lr = " << GetLearningRate();
+  if (exchange_ && !exchange_->Summary().empty()) {
+    LOG(INFO) << "Iteration " << iter_ << ", sync: " << exchange_->Summary();
+  }
+  display_start_ = now;
+  display_start_iter_ = iter_;
+  (void)loss;
+  (void)start_iter;
+  (void)stop_iter;
+}
+
+void Solver::Step(int iters) {
+  const int start_iter = iter_;
+  const int stop_iter = iter_ + iters;
+  const int average_loss = param_.average_loss();
+  losses_.clear();
+  smoothed_loss_ = 0;
+  display_start_ = std::chrono::steady_clock::now();
+  display_start_iter_ = iter_;
+
+  while (iter_ < stop_iter) {
+    net_->ClearParamDiffs();
+    if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
+        (iter_ > 0 || param_.test_initialization())) {
+      if (is_root()) TestAll();
+      if (requested_early_exit_) break;
+    }
+    const bool display = param_.display() && iter_ % param_.display() == 0;
+    float loss = 0;
+    for (int i = 0; i < param_.iter_size(); ++i) loss += net_->ForwardBackward();
+    loss /= param_.iter_size();
+    UpdateSmoothedLoss(loss, start_iter, average_loss);
+
+    // The gradient exchange point: after backward, before the update.
+    if (exchange_) exchange_->Exchange(iter_, net_->learnable_params());
+    ApplyUpdate();
+    if (display && is_root()) DisplayProgress(loss, start_iter, stop_iter);
+    ++iter_;
+
+    const SolverAction action = RequestedAction();
+    if ((param_.snapshot() && iter_ % param_.snapshot() == 0) ||
+        action == SolverAction::SNAPSHOT) {
+      Snapshot();
+    }
+    if (action == SolverAction::STOP) {
+      requested_early_exit_ = true;
+      break;
+    }
+  }
+}
+
+void Solver::Solve(const string& resume_file) {
+  LOG_IF(INFO, is_root()) << "Solving " << net_->name();
+  LOG_IF(INFO, is_root()) << "Learning Rate Policy: " << param_.lr_policy();
+  requested_early_exit_ = false;
+  if (!resume_file.empty()) {
+    LOG_IF(INFO, is_root()) << "Restoring previous solver status from " << resume_file;
+    Restore(resume_file);
+  }
+  if (exchange_) exchange_->BroadcastInitialWeights(net_->learnable_params());
+  Step(param_.max_iter() - iter_);
+  if (param_.snapshot_after_train() && (!param_.snapshot() || iter_ % param_.snapshot() != 0)) {
+    Snapshot();
+  }
+  if (requested_early_exit_) {
+    LOG_IF(INFO, is_root()) << "Optimization stopped early.";
+    return;
+  }
+  // One last forward pass for the final training loss, as Caffe does.
+  if (param_.display() && iter_ % param_.display() == 0 && is_root()) {
+    float loss;
+    net_->Forward(&loss);
+    LOG(INFO) << "Iteration " << iter_ << ", loss = " << loss;
+  }
+  if (param_.test_interval() && iter_ % param_.test_interval() == 0 && is_root()) TestAll();
+  LOG_IF(INFO, is_root()) << "Optimization Done.";
+}
+
+void Solver::TestAll() {
+  last_test_scores_.clear();
+  for (size_t i = 0; i < test_nets_.size() && !requested_early_exit_; ++i) {
+    Test(static_cast<int>(i));
+  }
+}
+
+void Solver::Test(int test_net_id) {
+  LOG(INFO) << "Iteration " << iter_ << ", Testing net (#" << test_net_id << ")";
+  Net& net = *test_nets_[test_net_id];
+  vector<double> scores;
+  double loss = 0;
+  for (int i = 0; i < param_.test_iter(test_net_id); ++i) {
+    const SolverAction action = action_function_ ? action_function_() : SolverAction::NONE;
+    if (action == SolverAction::STOP) {
+      requested_early_exit_ = true;
+      LOG(INFO) << "Test interrupted.";
+      return;
+    }
+    float iter_loss;
+    const vector<Blob*>& result = net.Forward(&iter_loss);
+    if (param_.test_compute_loss()) loss += iter_loss;
+    size_t idx = 0;
+    for (Blob* blob : result) {
+      for (int64_t k = 0; k < blob->count(); ++k, ++idx) {
+        if (scores.size() <= idx) scores.push_back(0);
+        scores[idx] += blob->cpu_data()[k];
+      }
+    }
+  }
+  if (param_.test_compute_loss()) {
+    LOG(INFO) << "Test loss: " << loss / param_.test_iter(test_net_id);
+  }
+  size_t idx = 0;
+  for (size_t j = 0; j < net.output_blobs().size(); ++j) {
+    const Blob* blob = net.output_blobs()[j];
+    const string& name = net.blob_names()[net.output_blob_indices()[j]];
+    const float weight = net.blob_loss_weights()[net.output_blob_indices()[j]];
+    for (int64_t k = 0; k < blob->count(); ++k, ++idx) {
+      const double mean = scores[idx] / param_.test_iter(test_net_id);
+      std::ostringstream loss_msg;
+      if (weight) loss_msg << " (* " << weight << " = " << weight * mean << " loss)";
+      LOG(INFO) << "    Test net output #" << idx << ": " << name << " = " << mean
+                << loss_msg.str();
+      last_test_scores_[std::to_string(test_net_id) + "/" + name +
+                        (blob->count() > 1 ? "[" + std::to_string(k) + "]" : "")] =
+          static_cast<float>(mean);
+    }
+  }
+}
+
+// ------------------------------------------------------------------ snapshots
+
+string Solver::SnapshotFilename(const string& extension) const {
+  return param_.snapshot_prefix() + "_iter_" + std::to_string(iter_) + extension;
+}
+
+namespace {
+// Snapshot prefixes name a folder that may not exist yet ("build/snapshots/x").
+void CreateParentFolders(const string& path) {
+  for (size_t pos = path.find('/', 1); pos != string::npos; pos = path.find('/', pos + 1)) {
+    const string folder = path.substr(0, pos);
+    if (!FileExists(folder)) ::mkdir(folder.c_str(), 0755);
+  }
+}
+}  // namespace
+
+string Solver::Snapshot() {
+  CreateParentFolders(param_.snapshot_prefix());
+  CAFFE_REQUIRE(param_.snapshot_format() == SolverParameter::BINARYPROTO)
+      << source_ << ": only snapshot_format BINARYPROTO is supported (HDF5 is not built)";
+  const string model_file = SnapshotFilename(".caffemodel");
+  const string state_file = SnapshotFilename(".solverstate");
+  // Per-rank exchange state (IWP residuals) sits beside the solverstate.
+  if (exchange_ && exchange_->world_size() > 1) {
+    const string sync_state = exchange_->SaveState();
+    if (!sync_state.empty()) {
+      WriteFileAtomically(SnapshotFilename(".syncstate.rank" + std::to_string(context_->rank())),
+                          sync_state);
+    }
+  }
+  if (!is_root()) return model_file;
+  NetParameter net_param;
+  net_->ToProto(&net_param, param_.snapshot_diff());
+  LOG(INFO) << "Snapshotting to binary proto file " << model_file;
+  WriteProtoToBinaryFile(net_param, model_file);
+
+  SolverState state;
+  state.set_iter(iter_);
+  state.set_learned_net(model_file);
+  state.set_current_step(MultistepIndex());
+  state.set_rng_state(context_->SerializeRng());
+  SnapshotSolverState(&state);
+  LOG(INFO) << "Snapshotting solver state to binary proto file " << state_file;
+  WriteProtoToBinaryFile(state, state_file);
+  return model_file;
+}
+
+void Solver::Restore(const string& state_file) {
+  SolverState state;
+  ReadProtoFromBinaryFile(state_file, &state);
+  CAFFE_REQUIRE(state.has_iter())
+      << state_file << ": not a solver state (no iteration recorded)";
+  if (state.has_learned_net()) {
+    string model = state.learned_net();
+    // A snapshot folder may have moved; look beside the state file as well.
+    if (!FileExists(model)) {
+      const size_t slash = state_file.find_last_of('/');
+      const size_t mslash = model.find_last_of('/');
+      const string beside = (slash == string::npos ? string() : state_file.substr(0, slash + 1)) +
+                            (mslash == string::npos ? model : model.substr(mslash + 1));
+      if (FileExists(beside)) model = beside;
+    }
+    net_->CopyTrainedLayersFrom(model);
+  }
+  try {
+    RestoreSolverState(state);
+  } catch (const Error& e) {
+    ErrorBuilder() << state_file << ": " << e.what();
+  }
+  iter_ = state.iter();
+  if (state.has_rng_state()) context_->DeserializeRng(state.rng_state());
+  if (exchange_ && exchange_->world_size() > 1) {
+    const size_t dot = state_file.rfind(".solverstate");
+    const string sync_file = (dot == string::npos ? state_file : state_file.substr(0, dot)) +
+                             ".syncstate.rank" + std::to_string(context_->rank());
+    if (FileExists(sync_file)) exchange_->RestoreState(ReadFileToString(sync_file));
+  }
+}
+
+}  // namespace caffe

@@ -1,0 +1,102 @@
+#include "caffe/solvers/sgd_solver.hpp"
+
+#include <cmath>
+
+#include "caffe/util/math_functions.hpp"
+
+namespace caffe {
+
+SGDSolver::SGDSolver(const SolverParameter& param, shared_ptr<Context> context,
+                     const string& source)
+    : Solver(param, std::move(context), source) {}
+
+void SGDSolver::AllocateHistory() {
+  // Allocated lazily: subclasses' HistorySetsPerParam is not virtual-callable from
+  // the base constructor.
+  if (!history_.empty()) return;
+  const vector<Blob*>& params = net_->learnable_params();
+  for (int k = 0; k < HistorySetsPerParam(); ++k) {
+    for (Blob* p : params) history_.push_back(std::make_shared<Blob>(p->shape()));
+  }
+  for (Blob* p : params) temp_.push_back(std::make_shared<Blob>(p->shape()));
+}
+
+void SGDSolver::ApplyUpdate() {
+  AllocateHistory();
+  const float rate = GetLearningRate();
+  ClipGradients();
+  for (size_t i = 0; i < net_->learnable_params().size(); ++i) {
+    const int id = static_cast<int>(i);
+    Normalize(id);
+    Regularize(id);
+    ComputeUpdateValue(id, rate);
+  }
+  net_->Update();
+}
+
+void SGDSolver::ClipGradients() {
+  const float clip = param_.clip_gradients();
+  if (clip < 0) return;
+  double sumsq = 0;
+  for (Blob* p : net_->learnable_params()) sumsq += p->sumsq_diff();
+  const double norm = std::sqrt(sumsq);
+  if (norm > clip) {
+    const float factor = static_cast<float>(clip / norm);
+    LOG_IF(INFO, context_->rank() == 0) << "Gradient clipping: scaling down gradients (L2 norm "
+                                        << norm << " > " << clip << ") by scale factor " << factor;
+    for (Blob* p : net_->learnable_params()) p->scale_diff(factor);
+  }
+}
+
+void SGDSolver::Normalize(int param_id) {
+  if (param_.iter_size() == 1) return;
+  net_->learnable_params()[param_id]->scale_diff(1.f / param_.iter_size());
+}
+
+void SGDSolver::Regularize(int param_id) {
+  Blob* p = net_->learnable_params()[param_id];
+  const float decay = param_.weight_decay() * net_->params_weight_decay()[param_id];
+  if (decay == 0 || p->count() == 0) return;
+  if (param_.regularization_type() == "L2") {
+    math::axpy(p->count(), decay, p->cpu_data(), p->mutable_cpu_diff());
+  } else {
+    float* sign = temp_[param_id]->mutable_cpu_data();
+    math::sign(p->count(), p->cpu_data(), sign);
+    math::axpy(p->count(), decay, sign, p->mutable_cpu_diff());
+  }
+}
+
+void SGDSolver::ComputeUpdateValue(int param_id, float rate) {
+  Blob* p = net_->learnable_params()[param_id];
+  const float local_rate = rate * net_->params_lr()[param_id];
+  // v = momentum * v + lr * g; the step is v.
+  float* v = history_[param_id]->mutable_cpu_data();
+  math::axpby(p->count(), local_rate, p->cpu_diff(), param_.momentum(), v);
+  math::copy(p->count(), v, p->mutable_cpu_diff());
+}
+
+void SGDSolver::SnapshotSolverState(SolverState* state) {
+  AllocateHistory();
+  state->clear_history();
+  for (const auto& h : history_) h->ToProto(state->add_history());
+}
+
+void SGDSolver::RestoreSolverState(const SolverState& state) {
+  AllocateHistory();
+  CAFFE_REQUIRE(state.history_size() == static_cast<int>(history_.size()))
+      << "the solver state holds " << state.history_size() << " history blob(s), this "
+      << type() << " solver on this net needs " << history_.size()
+      << " (snapshot of a different net or solver type?)";
+  for (size_t i = 0; i < history_.size(); ++i) {
+    try {
+      history_[i]->FromProto(state.history(static_cast<int>(i)), false);
+    } catch (const Error& e) {
+      ErrorBuilder() << "history blob " << i << ": " << e.what()
+                     << " (snapshot of a different net?)";
+    }
+  }
+}
+
+REGISTER_SOLVER_CLASS(SGD);
+
+}  // namespace caffe

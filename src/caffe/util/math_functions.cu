@@ -1,0 +1,104 @@
+// Device counterparts of math_functions.cpp: cuBLAS for BLAS-shaped work, small
+// kernels for the rest. One cuBLAS handle per host thread and device.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <map>
+
+#include "caffe/util/device_alternate.hpp"
+#include "caffe/util/math_functions.hpp"
+
+namespace caffe {
+namespace math {
+
+namespace {
+
+cublasHandle_t Handle() {
+  thread_local std::map<int, cublasHandle_t> handles;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  auto it = handles.find(device);
+  if (it != handles.end()) return it->second;
+  cublasHandle_t handle;
+  CUBLAS_CHECK(cublasCreate(&handle));
+  handles[device] = handle;
+  return handle;
+}
+
+__global__ void SetKernel(long long n, float value, float* y) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)blockDim.x * gridDim.x) {
+    y[i] = value;
+  }
+}
+
+__global__ void AxpbyKernel(long long n, float alpha, const float* x, float beta, float* y) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)blockDim.x * gridDim.x) {
+    y[i] = alpha * x[i] + beta * y[i];
+  }
+}
+
+int GridFor(long long n) {
+  const long long blocks = (n + kCudaThreads - 1) / kCudaThreads;
+  return static_cast<int>(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
+}
+
+}  // namespace
+
+void gpu_gemm(Transpose trans_a, Transpose trans_b, int M, int N, int K, float alpha,
+              const float* A, const float* B, float beta, float* C) {
+  // cuBLAS is column-major: compute C^T = op(B)^T op(A)^T by swapping the operands.
+  const int lda = (trans_a == NoTrans) ? K : M;
+  const int ldb = (trans_b == NoTrans) ? N : K;
+  const cublasOperation_t op_a = (trans_a == NoTrans) ? CUBLAS_OP_N : CUBLAS_OP_T;
+  const cublasOperation_t op_b = (trans_b == NoTrans) ? CUBLAS_OP_N : CUBLAS_OP_T;
+  CUBLAS_CHECK(cublasSgemm(Handle(), op_b, op_a, N, M, K, &alpha, B, ldb, A, lda, &beta, C, N));
+}
+
+void gpu_gemv(Transpose trans_a, int M, int N, float alpha, const float* A, const float* x,
+              float beta, float* y) {
+  const cublasOperation_t op = (trans_a == NoTrans) ? CUBLAS_OP_T : CUBLAS_OP_N;
+  CUBLAS_CHECK(cublasSgemv(Handle(), op, N, M, &alpha, A, N, x, 1, &beta, y, 1));
+}
+
+void gpu_axpy(int64_t n, float alpha, const float* x, float* y) {
+  CUBLAS_CHECK(cublasSaxpy_64(Handle(), n, &alpha, x, 1, y, 1));
+}
+
+void gpu_axpby(int64_t n, float alpha, const float* x, float beta, float* y) {
+  AxpbyKernel<<<GridFor(n), kCudaThreads>>>(n, alpha, x, beta, y);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void gpu_copy(int64_t n, const float* x, float* y) {
+  if (x != y) CUDA_CHECK(cudaMemcpy(y, x, sizeof(float) * n, cudaMemcpyDefault));
+}
+
+void gpu_set(int64_t n, float value, float* y) {
+  if (value == 0.f) {
+    CUDA_CHECK(cudaMemset(y, 0, sizeof(float) * n));
+    return;
+  }
+  SetKernel<<<GridFor(n), kCudaThreads>>>(n, value, y);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void gpu_scal(int64_t n, float alpha, float* x) {
+  CUBLAS_CHECK(cublasSscal_64(Handle(), n, &alpha, x, 1));
+}
+
+float gpu_dot(int64_t n, const float* x, const float* y) {
+  float result = 0;
+  CUBLAS_CHECK(cublasSdot_64(Handle(), n, x, 1, y, 1, &result));
+  return result;
+}
+
+float gpu_asum(int64_t n, const float* x) {
+  float result = 0;
+  CUBLAS_CHECK(cublasSasum_64(Handle(), n, x, 1, &result));
+  return result;
+}
+
+}  // namespace math
+}  // namespace caffe

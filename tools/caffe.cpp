@@ -1,0 +1,308 @@
+// The `caffe` command: train, test, time and device_query, with BVLC Caffe's flags.
+// Every user error ends in one `error:` line on stderr and exit status 1.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "caffe/common.hpp"
+#include "caffe/net.hpp"
+#include "caffe/solver.hpp"
+#include "caffe/util/device_alternate.hpp"
+#include "caffe/util/signal_handler.hpp"
+#include "caffe/util/upgrade_proto.hpp"
+
+DEFINE_string(solver, "", "The solver definition protocol buffer text file (train).");
+DEFINE_string(model, "", "The model definition protocol buffer text file (test, time).");
+DEFINE_string(weights, "",
+              "Pretrained weights (.caffemodel) to initialise from, comma-separated for "
+              "several; cannot be combined with -snapshot.");
+DEFINE_string(snapshot, "", "A .solverstate to resume training from.");
+DEFINE_int32(iterations, 50, "Iterations for test and time.");
+DEFINE_string(gpu, "",
+              "GPU id to run on (train/test/time), or 'all'. Empty: CPU unless the solver "
+              "asks for GPU mode and a GPU exists.");
+DEFINE_string(phase, "", "Network phase (TRAIN or TEST); time defaults to TRAIN, test to TEST.");
+DEFINE_int32(level, 0, "Network level.");
+DEFINE_string(stage, "", "Network stages, comma-separated.");
+DEFINE_string(sigint_effect, "stop", "What SIGINT does during training: stop, snapshot, none.");
+DEFINE_string(sighup_effect, "snapshot", "What SIGHUP does during training: stop, snapshot, none.");
+DEFINE_int32(threads, 0, "CPU threads for BLAS and the project's loops (0: all cores).");
+
+namespace caffe {
+namespace {
+
+vector<string> SplitComma(const string& text) {
+  vector<string> parts;
+  std::stringstream in(text);
+  string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) parts.push_back(item);
+  }
+  return parts;
+}
+
+Phase ParsePhase(const string& text, Phase fallback) {
+  if (text.empty()) return fallback;
+  if (text == "TRAIN") return TRAIN;
+  if (text == "TEST") return TEST;
+  ErrorBuilder() << "-phase: expected TRAIN or TEST, found '" << text << "'";
+}
+
+// Selects CPU or GPU for this process from -gpu and the solver's mode.
+void ConfigureDevice(Context* context, bool solver_wants_gpu, int solver_device) {
+  string gpu = FLAGS_gpu;
+  if (gpu.empty() && solver_wants_gpu) {
+    if (HasCudaDevice()) {
+      gpu = std::to_string(solver_device);
+    } else {
+      LOG(WARNING) << "the solver asks for GPU mode but no GPU is available; using the CPU";
+    }
+  }
+  if (gpu.empty()) {
+    context->set_mode(Mode::CPU);
+    return;
+  }
+  const int count = CudaDeviceCount();
+  int device = 0;
+  if (gpu == "all") {
+    CAFFE_REQUIRE(count > 0) << "-gpu all: no GPU is available on this machine";
+    device = context->rank() % count;  // one rank per local GPU
+  } else {
+    char* end = nullptr;
+    const long id = std::strtol(gpu.c_str(), &end, 10);
+    CAFFE_REQUIRE(end && *end == '\0' && id >= 0)
+        << "-gpu: expected a device id or 'all', found '" << gpu << "'";
+    CAFFE_REQUIRE(id < count) << "-gpu " << gpu << ": unknown GPU id (" << count
+                              << " GPU(s) available"
+                              << (count == 0 ? "; this build or machine has no GPU" : "") << ")";
+    device = static_cast<int>(id);
+  }
+#ifdef USE_CUDA
+  CUDA_CHECK(cudaSetDevice(device));
+#endif
+  context->set_device_id(device);
+  context->set_mode(Mode::GPU);
+}
+
+void CopyWeights(const string& list, Solver* solver) {
+  for (const string& file : SplitComma(list)) {
+    LOG(INFO) << "Finetuning from " << file;
+    solver->net()->CopyTrainedLayersFrom(file);
+    for (const auto& test_net : solver->test_nets()) test_net->CopyTrainedLayersFrom(file);
+  }
+}
+
+int Train() {
+  CAFFE_REQUIRE(!FLAGS_solver.empty()) << "train needs -solver=FILE (see caffe -help)";
+  CAFFE_REQUIRE(FLAGS_weights.empty() || FLAGS_snapshot.empty())
+      << "give -weights or -snapshot, not both (-weights starts fresh from given weights, "
+         "-snapshot resumes)";
+  SolverParameter param;
+  ReadSolverParamsFromTextFile(FLAGS_solver, &param);
+  // -level and -stage select the train net's state, as in Caffe.
+  param.mutable_train_state()->set_level(FLAGS_level);
+  for (const string& stage : SplitComma(FLAGS_stage)) param.mutable_train_state()->add_stage(stage);
+
+  auto context = std::make_shared<Context>();
+  ConfigureDevice(context.get(), param.solver_mode() == SolverParameter::GPU, param.device_id());
+  const SolverAction sigint = ParseSignalEffect("sigint_effect", FLAGS_sigint_effect);
+  const SolverAction sighup = ParseSignalEffect("sighup_effect", FLAGS_sighup_effect);
+  SignalHandler signals(sigint, sighup);
+
+  shared_ptr<Solver> solver = SolverRegistry::CreateSolver(param, context, FLAGS_solver);
+  solver->set_action_function(signals.GetActionFunction());
+  if (!FLAGS_weights.empty()) CopyWeights(FLAGS_weights, solver.get());
+  LOG(INFO) << "Starting Optimization";
+  solver->Solve(FLAGS_snapshot);
+  std::ostringstream summary;
+  summary << "Final: iteration " << solver->iter() << ", train loss " << solver->smoothed_loss();
+  for (const auto& score : solver->last_test_scores()) {
+    summary << ", test " << score.first << " = " << score.second;
+  }
+  LOG(INFO) << summary.str();
+  return 0;
+}
+
+int Test() {
+  CAFFE_REQUIRE(!FLAGS_model.empty()) << "test needs -model=FILE";
+  CAFFE_REQUIRE(!FLAGS_weights.empty()) << "test needs -weights=FILE";
+  auto context = std::make_shared<Context>();
+  ConfigureDevice(context.get(), false, 0);
+  Net net(FLAGS_model, ParsePhase(FLAGS_phase, TEST), context, FLAGS_level,
+          SplitComma(FLAGS_stage));
+  for (const string& file : SplitComma(FLAGS_weights)) net.CopyTrainedLayersFrom(file);
+  LOG(INFO) << "Running for " << FLAGS_iterations << " iterations.";
+  vector<double> scores;
+  vector<string> names;
+  vector<float> weights;
+  double loss = 0;
+  for (int i = 0; i < FLAGS_iterations; ++i) {
+    float iter_loss;
+    const vector<Blob*>& result = net.Forward(&iter_loss);
+    loss += iter_loss;
+    size_t idx = 0;
+    for (size_t j = 0; j < result.size(); ++j) {
+      const string& name = net.blob_names()[net.output_blob_indices()[j]];
+      for (int64_t k = 0; k < result[j]->count(); ++k, ++idx) {
+        const float value = result[j]->cpu_data()[k];
+        if (scores.size() <= idx) {
+          scores.push_back(0);
+          names.push_back(name);
+          weights.push_back(net.blob_loss_weights()[net.output_blob_indices()[j]]);
+        }
+        scores[idx] += value;
+        LOG(INFO) << "Batch " << i << ", " << name << " = " << value;
+      }
+    }
+  }
+  LOG(INFO) << "Loss: " << loss / FLAGS_iterations;
+  for (size_t i = 0; i < scores.size(); ++i) {
+    const double mean = scores[i] / FLAGS_iterations;
+    std::ostringstream loss_msg;
+    if (weights[i]) loss_msg << " (* " << weights[i] << " = " << weights[i] * mean << " loss)";
+    LOG(INFO) << names[i] << " = " << mean << loss_msg.str();
+  }
+  return 0;
+}
+
+int Time() {
+  CAFFE_REQUIRE(!FLAGS_model.empty()) << "time needs -model=FILE";
+  CAFFE_REQUIRE(FLAGS_iterations > 0) << "-iterations must be positive";
+  auto context = std::make_shared<Context>();
+  ConfigureDevice(context.get(), false, 0);
+  Net net(FLAGS_model, ParsePhase(FLAGS_phase, TRAIN), context, FLAGS_level,
+          SplitComma(FLAGS_stage));
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  };
+  LOG(INFO) << "Performing Forward";
+  float initial_loss;
+  net.Forward(&initial_loss);  // warm-up pass (allocations, first-touch)
+  LOG(INFO) << "Initial loss: " << initial_loss;
+  LOG(INFO) << "Performing Backward";
+  net.Backward();
+
+  const auto& layers = net.layers();
+  const size_t n = layers.size();
+  vector<double> forward_ms(n, 0), backward_ms(n, 0);
+  double forward_total = 0, backward_total = 0;
+  const auto total_start = Clock::now();
+  for (int it = 0; it < FLAGS_iterations; ++it) {
+    auto pass_start = Clock::now();
+    for (size_t i = 0; i < n; ++i) {
+      const auto start = Clock::now();
+      layers[i]->Forward(net.bottom_vecs()[i], net.top_vecs()[i]);
+      forward_ms[i] += ms_since(start);
+    }
+    forward_total += ms_since(pass_start);
+    pass_start = Clock::now();
+    for (size_t i = n; i-- > 0;) {
+      if (!net.layer_need_backward()[i]) continue;
+      const auto start = Clock::now();
+      layers[i]->Backward(net.top_vecs()[i], net.bottom_need_backward()[i], net.bottom_vecs()[i]);
+      backward_ms[i] += ms_since(start);
+    }
+    backward_total += ms_since(pass_start);
+    LOG(INFO) << "Iteration: " << it + 1 << " forward-backward time: "
+              << ms_since(total_start) / (it + 1) << " ms.";
+  }
+  const double iters = FLAGS_iterations;
+  LOG(INFO) << "Average time per layer: ";
+  for (size_t i = 0; i < n; ++i) {
+    char line[256];
+    std::snprintf(line, sizeof(line), "%16s\tforward: %.4f ms.", net.layer_names()[i].c_str(),
+                  forward_ms[i] / iters);
+    LOG(INFO) << line;
+    std::snprintf(line, sizeof(line), "%16s\tbackward: %.4f ms.", net.layer_names()[i].c_str(),
+                  backward_ms[i] / iters);
+    LOG(INFO) << line;
+  }
+  LOG(INFO) << "Average Forward pass: " << forward_total / iters << " ms.";
+  LOG(INFO) << "Average Backward pass: " << backward_total / iters << " ms.";
+  LOG(INFO) << "Average Forward-Backward: " << (forward_total + backward_total) / iters << " ms.";
+  LOG(INFO) << "Total Time: " << ms_since(total_start) << " ms.";
+  return 0;
+}
+
+int DeviceQuery() {
+#ifdef USE_CUDA
+  const int count = CudaDeviceCount();
+  if (count == 0) {
+    std::cout << "No CUDA device is available (driver missing or no GPU).\n";
+    return 0;
+  }
+  vector<int> devices;
+  if (FLAGS_gpu.empty() || FLAGS_gpu == "all") {
+    for (int i = 0; i < count; ++i) devices.push_back(i);
+  } else {
+    const int id = std::atoi(FLAGS_gpu.c_str());
+    CAFFE_REQUIRE(id >= 0 && id < count) << "-gpu " << FLAGS_gpu << ": unknown GPU id";
+    devices.push_back(id);
+  }
+  for (int id : devices) {
+    cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, id));
+    std::cout << "Device id:                     " << id << "\n"
+              << "Name:                          " << prop.name << "\n"
+              << "Compute capability:            " << prop.major << "." << prop.minor << "\n"
+              << "Total global memory:           " << prop.totalGlobalMem << "\n"
+              << "Total shared memory per block: " << prop.sharedMemPerBlock << "\n"
+              << "Total registers per block:     " << prop.regsPerBlock << "\n"
+              << "Warp size:                     " << prop.warpSize << "\n"
+              << "Maximum threads per block:     " << prop.maxThreadsPerBlock << "\n"
+              << "Number of multiprocessors:     " << prop.multiProcessorCount << "\n"
+              << "L2 cache size:                 " << prop.l2CacheSize << "\n";
+  }
+#else
+  std::cout << "This build is CPU-only (no CUDA); no device to query.\n";
+#endif
+  return 0;
+}
+
+}  // namespace
+}  // namespace caffe
+
+int main(int argc, char** argv) {
+  FLAGS_alsologtostderr = 1;
+  gflags::SetUsageMessage(
+      "command line brew\n"
+      "usage: caffe <command> <args>\n\n"
+      "commands:\n"
+      "  train           train or finetune a model (-solver, -weights, -snapshot)\n"
+      "  test            score a model (-model, -weights, -iterations)\n"
+      "  time            benchmark model execution time (-model, -iterations)\n"
+      "  device_query    show GPU diagnostic information");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  google::InitGoogleLogging(argv[0]);
+  google::InstallFailureSignalHandler();
+  if (argc != 2) {
+    gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/caffe");
+    std::cerr << "error: expected one command (train, test, time, device_query)\n";
+    return 1;
+  }
+  const std::string command = argv[1];
+  try {
+    if (FLAGS_threads > 0) caffe::SetNumThreads(FLAGS_threads);
+    if (command == "train") return caffe::Train();
+    if (command == "test") return caffe::Test();
+    if (command == "time") return caffe::Time();
+    if (command == "device_query") return caffe::DeviceQuery();
+    std::cerr << "error: unknown command '" << command
+              << "' (expected train, test, time or device_query)\n";
+    return 1;
+  } catch (const caffe::Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of memory\n";
+    return 1;
+  }
+}
