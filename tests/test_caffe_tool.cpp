@@ -1,0 +1,93 @@
+// The `caffe` binary as users run it: usage errors and bad input end in one `error:`
+// line and exit status 1; a tiny net trains, snapshots, resumes and is scored.
+#include <gtest/gtest.h>
+
+#include "caffe/util/io.hpp"
+#include "test_util.hpp"
+
+namespace caffe {
+namespace {
+
+const string kCaffe = string(CAFFE_BINARY_DIR) + "/tools/caffe";
+
+int Run(const string& args, string* out) { return RunCommand(kCaffe + " " + args, out); }
+
+// The last non-empty line of the output.
+string LastLine(const string& out) {
+  size_t end = out.find_last_not_of('\n');
+  if (end == string::npos) return "";
+  size_t start = out.rfind('\n', end);
+  return out.substr(start == string::npos ? 0 : start + 1, end - (start == string::npos ? 0 : start + 1) + 1);
+}
+
+const char* kNet = R"(
+name: 'tiny'
+layer { name: 'data' type: 'DummyData' top: 'x' top: 'y'
+        dummy_data_param { shape { dim: 8 dim: 4 } shape { dim: 8 dim: 2 }
+                           data_filler { type: 'gaussian' std: 1 } } }
+layer { name: 'ip' type: 'InnerProduct' bottom: 'x' top: 'p'
+        inner_product_param { num_output: 2 weight_filler { type: 'xavier' } } }
+layer { name: 'loss' type: 'EuclideanLoss' bottom: 'p' bottom: 'y' top: 'loss' }
+)";
+
+class CaffeToolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir("tool");
+    WriteFileAtomically(dir_ + "/net.prototxt", kNet);
+    WriteFileAtomically(dir_ + "/solver.prototxt",
+                        "net: '" + dir_ + "/net.prototxt'\nbase_lr: 0.01\nlr_policy: 'fixed'\n"
+                        "max_iter: 20\ndisplay: 10\nsnapshot: 10\nsnapshot_prefix: '" + dir_ +
+                        "/snap/tiny'\nrandom_seed: 1\nsolver_mode: CPU\n");
+  }
+  string dir_;
+};
+
+TEST_F(CaffeToolTest, TrainWithoutSolverPrintsUsageAndOneErrorLine) {
+  string out;
+  EXPECT_EQ(Run("train", &out), 1);
+  EXPECT_NE(out.find("usage: caffe <command> <args>"), string::npos) << out;
+  EXPECT_EQ(LastLine(out), "error: train needs -solver=FILE (see caffe -help)") << out;
+}
+
+TEST_F(CaffeToolTest, UnknownCommandAndBadFlagsAreErrors) {
+  string out;
+  EXPECT_EQ(Run("fly", &out), 1);
+  EXPECT_EQ(LastLine(out), "error: unknown command 'fly' (expected train, test, time or device_query)");
+  EXPECT_EQ(Run("train -solver " + dir_ + "/solver.prototxt -weights a -snapshot b", &out), 1);
+  EXPECT_NE(LastLine(out).find("error: give -weights or -snapshot, not both"), string::npos) << out;
+  EXPECT_EQ(Run("train -solver " + dir_ + "/solver.prototxt -gpu 3", &out), 1);
+  EXPECT_NE(LastLine(out).find("error: -gpu 3: unknown GPU id"), string::npos) << out;
+  EXPECT_EQ(Run("train -solver " + dir_ + "/solver.prototxt -sigint_effect maybe", &out), 1);
+  EXPECT_EQ(LastLine(out), "error: -sigint_effect: expected stop, snapshot or none, found 'maybe'");
+  EXPECT_EQ(Run("train -solver " + dir_ + "/missing.prototxt", &out), 1);
+  EXPECT_NE(LastLine(out).find("missing.prototxt: cannot open file"), string::npos) << out;
+  EXPECT_EQ(out.find("Check failure"), string::npos) << "no abort trace expected: " << out;
+}
+
+TEST_F(CaffeToolTest, TrainSnapshotsResumesAndTests) {
+  string out;
+  ASSERT_EQ(Run("train -solver " + dir_ + "/solver.prototxt", &out), 0) << out;
+  EXPECT_NE(out.find("Iteration 10"), string::npos) << out;
+  EXPECT_NE(out.find(", loss = "), string::npos) << out;
+  EXPECT_TRUE(FileExists(dir_ + "/snap/tiny_iter_10.solverstate"));
+  EXPECT_TRUE(FileExists(dir_ + "/snap/tiny_iter_20.caffemodel"));
+  ASSERT_EQ(Run("train -solver " + dir_ + "/solver.prototxt -snapshot " + dir_ +
+                    "/snap/tiny_iter_10.solverstate",
+                &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("Restoring previous solver status"), string::npos) << out;
+  ASSERT_EQ(Run("test -model " + dir_ + "/net.prototxt -weights " + dir_ +
+                    "/snap/tiny_iter_20.caffemodel -iterations 3",
+                &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("loss = "), string::npos) << out;
+  ASSERT_EQ(Run("time -model " + dir_ + "/net.prototxt -iterations 2", &out), 0) << out;
+  EXPECT_NE(out.find("Average Forward-Backward"), string::npos) << out;
+  ASSERT_EQ(Run("device_query", &out), 0) << out;
+}
+
+}  // namespace
+}  // namespace caffe

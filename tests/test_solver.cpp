@@ -1,0 +1,347 @@
+// Solvers: one update of each type against the textbook formula, every lr_policy
+// against its formula, warm-up, iter_size, clipping, and exact snapshot/resume.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "caffe/solver.hpp"
+#include "caffe/util/io.hpp"
+#include "test_util.hpp"
+
+namespace caffe {
+namespace {
+
+// A linear regression net whose inputs are fixed Input blobs, so the gradient at
+// given weights is deterministic and can be read back by hand.
+const char* kRegressionNet = R"(
+  name: 'regression'
+  layer { name: 'input' type: 'Input' top: 'x' top: 'y'
+          input_param { shape { dim: 4 dim: 3 } shape { dim: 4 dim: 2 } } }
+  layer { name: 'ip' type: 'InnerProduct' bottom: 'x' top: 'pred'
+          param { lr_mult: 1 decay_mult: 1 } param { lr_mult: 2 decay_mult: 0 }
+          inner_product_param { num_output: 2
+            weight_filler { type: 'gaussian' std: 0.5 } bias_filler { type: 'uniform' min: -1 max: 1 } } }
+  layer { name: 'loss' type: 'EuclideanLoss' bottom: 'pred' bottom: 'y' top: 'loss' }
+)";
+
+SolverParameter MakeSolverParam(const string& type, const string& extra = "") {
+  SolverParameter param = ParseSolver("base_lr: 0.1 max_iter: 100 "
+                                      "random_seed: 7 display: 0 snapshot_after_train: false " +
+                                      extra);
+  if (!param.has_lr_policy()) param.set_lr_policy("fixed");
+  param.set_type(type);
+  *param.mutable_net_param() = ParseNet(kRegressionNet);
+  return param;
+}
+
+void FillInputs(Net* net) {
+  FillUniform(net->blob_by_name("x").get(), -1, 1, 11);
+  FillUniform(net->blob_by_name("y").get(), -1, 1, 12);
+}
+
+vector<vector<float>> Values(const vector<Blob*>& blobs, bool diff) {
+  vector<vector<float>> out;
+  for (Blob* b : blobs) {
+    const float* p = diff ? b->cpu_diff() : b->cpu_data();
+    out.emplace_back(p, p + b->count());
+  }
+  return out;
+}
+
+// The gradient (plus nothing else) at the net's current weights.
+vector<vector<float>> Gradient(Net* net) {
+  net->ClearParamDiffs();
+  net->ForwardBackward();
+  return Values(net->learnable_params(), true);
+}
+
+// Runs two steps of `type` and compares each with `rule`, which maps
+// (param index, element, weight, gradient incl. decay, lr_mult-scaled rate, step t)
+// to the new weight, keeping whatever history it needs in its captures.
+using UpdateRule = std::function<float(size_t, size_t, float, float, float, int)>;
+
+void CheckTwoSteps(const string& type, const string& extra, float weight_decay,
+                   UpdateRule rule) {
+  auto context = std::make_shared<Context>();
+  auto solver = SolverRegistry::CreateSolver(MakeSolverParam(type, extra), context);
+  Net* net = solver->net().get();
+  FillInputs(net);
+  for (int t = 0; t < 2; ++t) {
+    auto w = Values(net->learnable_params(), false);
+    auto g = Gradient(net);
+    solver->Step(1);
+    auto w_new = Values(net->learnable_params(), false);
+    for (size_t p = 0; p < w.size(); ++p) {
+      const float lr = 0.1f * net->params_lr()[p];
+      const float decay = weight_decay * net->params_weight_decay()[p];
+      for (size_t i = 0; i < w[p].size(); ++i) {
+        const float grad = g[p][i] + decay * w[p][i];
+        const float expected = rule(p, i, w[p][i], grad, lr, t);
+        EXPECT_NEAR(w_new[p][i], expected, 1e-5f * std::max(1.f, std::fabs(expected)))
+            << type << " step " << t << " param " << p << " element " << i;
+      }
+    }
+  }
+}
+
+TEST(SolverTest, SGDWithMomentumAndDecay) {
+  std::map<std::pair<size_t, size_t>, float> v;
+  CheckTwoSteps("SGD", "momentum: 0.9 weight_decay: 0.01", 0.01f,
+                [&](size_t p, size_t i, float w, float g, float lr, int) {
+                  float& hist = v[{p, i}];
+                  hist = 0.9f * hist + lr * g;
+                  return w - hist;
+                });
+}
+
+TEST(SolverTest, SGDWithL1Decay) {
+  CheckTwoSteps("SGD", "weight_decay: 0.05 regularization_type: 'L1'", 0.f,
+                [&](size_t p, size_t i, float w, float g, float lr, int) {
+                  // g came without decay (weight_decay passed as 0); add the L1 term.
+                  const float decay = p == 0 ? 0.05f : 0.f;
+                  const float sign = static_cast<float>((w > 0) - (w < 0));
+                  return w - lr * (g + decay * sign);
+                });
+}
+
+TEST(SolverTest, Nesterov) {
+  std::map<std::pair<size_t, size_t>, float> v;
+  CheckTwoSteps("Nesterov", "momentum: 0.9", 0.f,
+                [&](size_t p, size_t i, float w, float g, float lr, int) {
+                  float& hist = v[{p, i}];
+                  const float prev = hist;
+                  hist = 0.9f * hist + lr * g;
+                  return w - (1.9f * hist - 0.9f * prev);
+                });
+}
+
+TEST(SolverTest, AdaGrad) {
+  std::map<std::pair<size_t, size_t>, float> h;
+  CheckTwoSteps("AdaGrad", "delta: 1e-6", 0.f,
+                [&](size_t p, size_t i, float w, float g, float lr, int) {
+                  float& acc = h[{p, i}];
+                  acc += g * g;
+                  return w - lr * g / (std::sqrt(acc) + 1e-6f);
+                });
+}
+
+TEST(SolverTest, RMSProp) {
+  std::map<std::pair<size_t, size_t>, float> h;
+  CheckTwoSteps("RMSProp", "rms_decay: 0.95 delta: 1e-6", 0.f,
+                [&](size_t p, size_t i, float w, float g, float lr, int) {
+                  float& acc = h[{p, i}];
+                  acc = 0.95f * acc + 0.05f * g * g;
+                  return w - lr * g / (std::sqrt(acc) + 1e-6f);
+                });
+}
+
+TEST(SolverTest, AdaDelta) {
+  std::map<std::pair<size_t, size_t>, std::pair<float, float>> h;
+  CheckTwoSteps("AdaDelta", "momentum: 0.95 delta: 1e-6", 0.f,
+                [&](size_t p, size_t i, float w, float g, float lr, int) {
+                  auto& acc = h[{p, i}];
+                  acc.first = 0.95f * acc.first + 0.05f * g * g;
+                  const float step = g * std::sqrt(acc.second + 1e-6f) / std::sqrt(acc.first + 1e-6f);
+                  acc.second = 0.95f * acc.second + 0.05f * step * step;
+                  return w - lr * step;
+                });
+}
+
+TEST(SolverTest, Adam) {
+  std::map<std::pair<size_t, size_t>, std::pair<float, float>> h;
+  CheckTwoSteps("Adam", "momentum: 0.9 momentum2: 0.999 delta: 1e-8", 0.f,
+                [&](size_t p, size_t i, float w, float g, float lr, int t) {
+                  auto& mv = h[{p, i}];
+                  mv.first = 0.9f * mv.first + 0.1f * g;
+                  mv.second = 0.999f * mv.second + 0.001f * g * g;
+                  const double step = t + 1;
+                  const double corr = std::sqrt(1 - std::pow(0.999, step)) / (1 - std::pow(0.9, step));
+                  return static_cast<float>(w - lr * corr * mv.first / (std::sqrt(mv.second) + 1e-8f));
+                });
+}
+
+TEST(SolverTest, LegacySolverTypeIsUpgraded) {
+  SolverParameter param = MakeSolverParam("SGD");
+  param.clear_type();
+  param.set_solver_type(SolverParameter::ADAM);
+  auto solver = SolverRegistry::CreateSolver(param, std::make_shared<Context>());
+  EXPECT_STREQ(solver->type(), "Adam");
+}
+
+// Each policy's rate at several iterations against its formula.
+TEST(SolverTest, LearningRatePolicies) {
+  struct Case {
+    string settings;
+    std::function<double(int)> formula;
+  };
+  const double base = 0.1;
+  vector<Case> cases = {
+      {"lr_policy: 'fixed'", [&](int) { return base; }},
+      {"lr_policy: 'step' gamma: 0.5 stepsize: 3",
+       [&](int t) { return base * std::pow(0.5, t / 3); }},
+      {"lr_policy: 'exp' gamma: 0.9", [&](int t) { return base * std::pow(0.9, t); }},
+      {"lr_policy: 'inv' gamma: 0.1 power: 0.75",
+       [&](int t) { return base * std::pow(1 + 0.1 * t, -0.75); }},
+      {"lr_policy: 'multistep' gamma: 0.1 stepvalue: 2 stepvalue: 5",
+       [&](int t) { return base * std::pow(0.1, (t >= 2) + (t >= 5)); }},
+      {"lr_policy: 'poly' power: 2",
+       [&](int t) { return base * std::pow(1 - t / 10.0, 2); }},
+      {"lr_policy: 'sigmoid' gamma: -0.5 stepsize: 4",
+       [&](int t) { return base / (1 + std::exp(0.5 * (t - 4))); }},
+  };
+  for (const Case& c : cases) {
+    SolverParameter param = MakeSolverParam("SGD", c.settings);
+    param.set_max_iter(10);
+    auto solver = SolverRegistry::CreateSolver(param, std::make_shared<Context>());
+    FillInputs(solver->net().get());
+    for (int t = 0; t < 8; ++t) {
+      EXPECT_NEAR(solver->GetLearningRate(), c.formula(t), 1e-6) << c.settings << " at " << t;
+      solver->Step(1);
+    }
+  }
+}
+
+TEST(SolverTest, LinearWarmup) {
+  SolverParameter param =
+      MakeSolverParam("SGD", "lr_policy: 'step' gamma: 0.5 stepsize: 100 warmup_iter: 4 "
+                             "warmup_start_factor: 0.2");
+  auto solver = SolverRegistry::CreateSolver(param, std::make_shared<Context>());
+  FillInputs(solver->net().get());
+  for (int t = 0; t < 6; ++t) {
+    const double factor = t < 4 ? 0.2 + 0.8 * (t + 1) / 4.0 : 1.0;
+    EXPECT_NEAR(solver->GetLearningRate(), 0.1 * factor, 1e-7) << "iteration " << t;
+    solver->Step(1);
+  }
+}
+
+TEST(SolverTest, IterSizeAveragesGradients) {
+  // Fixed inputs: two accumulated passes averaged equal one pass.
+  auto a = SolverRegistry::CreateSolver(MakeSolverParam("SGD", "iter_size: 2"),
+                                        std::make_shared<Context>());
+  auto b = SolverRegistry::CreateSolver(MakeSolverParam("SGD"), std::make_shared<Context>());
+  FillInputs(a->net().get());
+  FillInputs(b->net().get());
+  a->Step(3);
+  b->Step(3);
+  auto wa = Values(a->net()->learnable_params(), false);
+  auto wb = Values(b->net()->learnable_params(), false);
+  for (size_t p = 0; p < wa.size(); ++p)
+    for (size_t i = 0; i < wa[p].size(); ++i) EXPECT_NEAR(wa[p][i], wb[p][i], 1e-6);
+}
+
+TEST(SolverTest, ClipGradientsBoundsTheGlobalNorm) {
+  auto solver = SolverRegistry::CreateSolver(MakeSolverParam("SGD", "clip_gradients: 0.01"),
+                                             std::make_shared<Context>());
+  Net* net = solver->net().get();
+  FillInputs(net);
+  auto w = Values(net->learnable_params(), false);
+  auto g = Gradient(net);
+  double norm = 0;
+  for (auto& p : g)
+    for (float x : p) norm += x * x;
+  norm = std::sqrt(norm);
+  ASSERT_GT(norm, 0.01);
+  solver->Step(1);
+  auto w_new = Values(net->learnable_params(), false);
+  for (size_t p = 0; p < w.size(); ++p)
+    for (size_t i = 0; i < w[p].size(); ++i) {
+      const float lr = 0.1f * net->params_lr()[p];
+      EXPECT_NEAR(w_new[p][i], w[p][i] - lr * g[p][i] * 0.01 / norm, 1e-6);
+    }
+}
+
+// A net whose input is re-drawn every forward, so resuming must also restore the
+// random stream to be exact.
+SolverParameter ResumeParam(const string& type, const string& prefix) {
+  SolverParameter param = ParseSolver(
+      "base_lr: 0.05 momentum: 0.9 momentum2: 0.99 lr_policy: 'multistep' gamma: 0.5 "
+      "stepvalue: 3 stepvalue: 7 max_iter: 10 random_seed: 3 display: 0 "
+      "snapshot_after_train: false weight_decay: 0.001");
+  param.set_type(type);
+  param.set_snapshot_prefix(prefix);
+  *param.mutable_net_param() = ParseNet(R"(
+    layer { name: 'data' type: 'DummyData' top: 'x' top: 'y'
+            dummy_data_param { shape { dim: 8 dim: 5 } shape { dim: 8 dim: 3 }
+                               data_filler { type: 'gaussian' std: 1 } } }
+    layer { name: 'ip1' type: 'InnerProduct' bottom: 'x' top: 'h'
+            inner_product_param { num_output: 6 weight_filler { type: 'xavier' } } }
+    layer { name: 'relu' type: 'ReLU' bottom: 'h' top: 'h' }
+    layer { name: 'ip2' type: 'InnerProduct' bottom: 'h' top: 'pred'
+            inner_product_param { num_output: 3 weight_filler { type: 'xavier' } } }
+    layer { name: 'loss' type: 'EuclideanLoss' bottom: 'pred' bottom: 'y' top: 'loss' })");
+  return param;
+}
+
+TEST(SolverTest, SnapshotAndResumeIsBitExact) {
+  for (const string type : {"SGD", "Adam", "AdaDelta"}) {
+    const string dir = MakeTempDir("resume");
+    auto straight = SolverRegistry::CreateSolver(ResumeParam(type, dir + "/a"),
+                                                 std::make_shared<Context>());
+    straight->Step(10);
+
+    auto first = SolverRegistry::CreateSolver(ResumeParam(type, dir + "/b"),
+                                              std::make_shared<Context>());
+    first->Step(5);
+    first->Snapshot();
+    ASSERT_TRUE(FileExists(dir + "/b_iter_5.caffemodel"));
+    ASSERT_TRUE(FileExists(dir + "/b_iter_5.solverstate"));
+
+    // A fresh process would start from a different random init: use another seed.
+    SolverParameter other = ResumeParam(type, dir + "/b");
+    other.set_random_seed(99);
+    auto resumed = SolverRegistry::CreateSolver(other, std::make_shared<Context>());
+    resumed->Restore(dir + "/b_iter_5.solverstate");
+    EXPECT_EQ(resumed->iter(), 5);
+    resumed->Step(5);
+
+    const auto& a = straight->net()->learnable_params();
+    const auto& b = resumed->net()->learnable_params();
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t p = 0; p < a.size(); ++p)
+      for (int64_t i = 0; i < a[p]->count(); ++i)
+        ASSERT_EQ(a[p]->cpu_data()[i], b[p]->cpu_data()[i]) << type << " param " << p << " element " << i;
+  }
+}
+
+TEST(SolverTest, StateFromADifferentNetIsRejected) {
+  const string dir = MakeTempDir("mismatch");
+  auto first = SolverRegistry::CreateSolver(ResumeParam("SGD", dir + "/x"),
+                                            std::make_shared<Context>());
+  first->Step(1);
+  first->Snapshot();
+  auto other = SolverRegistry::CreateSolver(MakeSolverParam("SGD"), std::make_shared<Context>());
+  try {
+    other->Restore(dir + "/x_iter_1.solverstate");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(string(e.what()).find("x_iter_1"), string::npos) << e.what();
+  }
+}
+
+TEST(SolverTest, BadParametersAreErrors) {
+  auto expect_error = [](const SolverParameter& p, const string& fragment) {
+    try {
+      SolverRegistry::CreateSolver(p, std::make_shared<Context>(), "s.prototxt");
+      ADD_FAILURE() << "expected an error containing: " << fragment;
+    } catch (const Error& e) {
+      EXPECT_NE(string(e.what()).find(fragment), string::npos) << e.what();
+    }
+  };
+  SolverParameter p = MakeSolverParam("SGD");
+  p.set_max_iter(0);
+  expect_error(p, "s.prototxt: max_iter must be positive, found 0");
+  p = MakeSolverParam("SGD");
+  p.set_base_lr(-1);
+  expect_error(p, "s.prototxt: base_lr must not be negative, found -1");
+  expect_error(MakeSolverParam("Bogus"), "s.prototxt: unknown solver type 'Bogus'");
+  p = MakeSolverParam("SGD");
+  p.set_lr_policy("zigzag");
+  expect_error(p, "s.prototxt: unknown lr_policy \"zigzag\"");
+  p = MakeSolverParam("SGD");
+  p.clear_net_param();
+  expect_error(p, "s.prototxt: no net given");
+}
+
+}  // namespace
+}  // namespace caffe
