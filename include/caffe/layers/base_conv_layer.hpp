@@ -69,7 +69,8 @@ class BaseConvolutionLayer : public Layer {
   vector<int64_t> ExpectedWeightShape() const;
   // One value per spatial axis from a repeated field (empty: default; one value:
   // every axis) or, for 2-d only, from the _h/_w pair.
-  vector<int> SpatialValues(const char* name, const ::google::protobuf::RepeatedField<uint32_t>& values,
+  vector<int> SpatialValues(const char* name,
+                            const ::google::protobuf::RepeatedField<uint32_t>& values,
                             bool has_h, bool has_w, uint32_t h, uint32_t w, int default_value);
 
   // GEMM geometry: the column side has conv_out_channels_ channels of
