@@ -1,0 +1,22 @@
+// Logistic sigmoid, y = 1 / (1 + exp(-x)); works in place.
+#ifndef CAFFE_LAYERS_SIGMOID_LAYER_HPP_
+#define CAFFE_LAYERS_SIGMOID_LAYER_HPP_
+
+#include "caffe/layers/neuron_layer.hpp"
+
+namespace caffe {
+
+class SigmoidLayer : public NeuronLayer {
+ public:
+  explicit SigmoidLayer(const LayerParameter& param) : NeuronLayer(param) {}
+  const char* type() const override { return "Sigmoid"; }
+
+ protected:
+  void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override;
+};
+
+}  // namespace caffe
+
+#endif  // CAFFE_LAYERS_SIGMOID_LAYER_HPP_

@@ -1,0 +1,335 @@
+#include "caffe/layers/pooling_layer.hpp"
+
+#include <algorithm>
+#include <cfloat>
+
+#include "caffe/layer_factory.hpp"
+#include "caffe/util/math_functions.hpp"
+
+namespace caffe {
+
+namespace {
+
+// Integer floor/ceil of a / b for b > 0 and any sign of a.
+int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+int64_t CeilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -(-a / b); }
+
+}  // namespace
+
+void PoolingLayer::LayerSetUp(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  const PoolingParameter& p = layer_param_.pooling_param();
+  method_ = p.pool();
+  global_pooling_ = p.global_pooling();
+  ceil_mode_ = p.round_mode() == PoolingParameter::CEIL;
+
+  const bool has_kernel_hw = p.has_kernel_h() || p.has_kernel_w();
+  if (global_pooling_) {
+    LAYER_REQUIRE(!p.has_kernel_size() && !has_kernel_hw)
+        << "global_pooling takes the whole image as the kernel; do not set kernel_size, "
+           "kernel_h or kernel_w";
+  } else {
+    LAYER_REQUIRE(p.has_kernel_size() != has_kernel_hw)
+        << (p.has_kernel_size() ? "kernel_size and kernel_h/kernel_w are alternatives; found both"
+                                : "pooling_param needs kernel_size, or kernel_h and kernel_w");
+    LAYER_REQUIRE(p.has_kernel_size() || (p.has_kernel_h() && p.has_kernel_w()))
+        << "kernel_h and kernel_w must be given together";
+    kernel_h_ = static_cast<int>(p.has_kernel_size() ? p.kernel_size() : p.kernel_h());
+    kernel_w_ = static_cast<int>(p.has_kernel_size() ? p.kernel_size() : p.kernel_w());
+    LAYER_REQUIRE(kernel_h_ > 0 && kernel_w_ > 0)
+        << "kernel size must be positive, found " << kernel_h_ << "x" << kernel_w_;
+  }
+
+  const bool has_pad_hw = p.has_pad_h() || p.has_pad_w();
+  LAYER_REQUIRE(!(p.has_pad() && has_pad_hw))
+      << "pad and pad_h/pad_w are alternatives; found both";
+  pad_h_ = static_cast<int>(has_pad_hw ? p.pad_h() : p.pad());
+  pad_w_ = static_cast<int>(has_pad_hw ? p.pad_w() : p.pad());
+
+  const bool has_stride_hw = p.has_stride_h() || p.has_stride_w();
+  LAYER_REQUIRE(!(p.has_stride() && has_stride_hw))
+      << "stride and stride_h/stride_w are alternatives; found both";
+  LAYER_REQUIRE(!has_stride_hw || (p.has_stride_h() && p.has_stride_w()))
+      << "stride_h and stride_w must be given together";
+  stride_h_ = static_cast<int>(has_stride_hw ? p.stride_h() : p.stride());
+  stride_w_ = static_cast<int>(has_stride_hw ? p.stride_w() : p.stride());
+  LAYER_REQUIRE(stride_h_ > 0 && stride_w_ > 0)
+      << "stride must be positive, found " << stride_h_ << "x" << stride_w_;
+
+  if (global_pooling_) {
+    LAYER_REQUIRE(pad_h_ == 0 && pad_w_ == 0 && stride_h_ == 1 && stride_w_ == 1)
+        << "global_pooling needs pad 0 and stride 1, found pad " << pad_h_ << "x" << pad_w_
+        << ", stride " << stride_h_ << "x" << stride_w_;
+  } else {
+    LAYER_REQUIRE(pad_h_ < kernel_h_ && pad_w_ < kernel_w_)
+        << "pad must be smaller than the kernel, found pad " << pad_h_ << "x" << pad_w_
+        << " with kernel " << kernel_h_ << "x" << kernel_w_;
+  }
+  if (pad_h_ != 0 || pad_w_ != 0) {
+    LAYER_REQUIRE(method_ == PoolingParameter::AVE || method_ == PoolingParameter::MAX)
+        << "padding is only supported for MAX and AVE pooling";
+  }
+}
+
+int PoolingLayer::PooledSize(int64_t input, int kernel, int pad, int stride,
+                             bool any_pad) const {
+  const int64_t span = input + 2 * pad - kernel;
+  int64_t out = (ceil_mode_ ? CeilDiv(span, stride) : FloorDiv(span, stride)) + 1;
+  // Caffe's rule (applied to both axes whenever either is padded): the last window
+  // must start inside the image or its left padding, never in the right padding alone.
+  if (any_pad && (out - 1) * stride >= input + pad) --out;
+  return static_cast<int>(out);
+}
+
+void PoolingLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  LAYER_REQUIRE(bottom[0]->num_axes() == 4)
+      << "bottom '" << bottom_name(0) << "' must be 4-d (N x C x H x W), found shape "
+      << ShapeToString(bottom[0]->shape());
+  planes_ = static_cast<int>(bottom[0]->count(0, 2));
+  height_ = static_cast<int>(bottom[0]->shape(2));
+  width_ = static_cast<int>(bottom[0]->shape(3));
+  if (global_pooling_) {
+    kernel_h_ = height_;
+    kernel_w_ = width_;
+  }
+  const bool any_pad = pad_h_ != 0 || pad_w_ != 0;
+  pooled_height_ = PooledSize(height_, kernel_h_, pad_h_, stride_h_, any_pad);
+  pooled_width_ = PooledSize(width_, kernel_w_, pad_w_, stride_w_, any_pad);
+  LAYER_REQUIRE(pooled_height_ > 0 && pooled_width_ > 0)
+      << "kernel " << kernel_h_ << "x" << kernel_w_ << " with pad " << pad_h_ << "x" << pad_w_
+      << " does not fit bottom '" << bottom_name(0) << "' of shape "
+      << ShapeToString(bottom[0]->shape());
+  const vector<int64_t> top_shape{bottom[0]->shape(0), bottom[0]->shape(1), pooled_height_,
+                                  pooled_width_};
+  for (Blob* t : top) t->Reshape(top_shape);
+  const bool needs_index = (method_ == PoolingParameter::MAX && top.size() == 1) ||
+                           (method_ == PoolingParameter::STOCHASTIC && phase_ == TRAIN);
+  source_index_.resize(needs_index ? top[0]->count() : 0);
+}
+
+PoolingLayer::Window PoolingLayer::WindowAt(int ph, int pw) const {
+  const int h0 = ph * stride_h_ - pad_h_;
+  const int w0 = pw * stride_w_ - pad_w_;
+  return {std::max(h0, 0), std::min(h0 + kernel_h_, height_), std::max(w0, 0),
+          std::min(w0 + kernel_w_, width_)};
+}
+
+int PoolingLayer::AveragePoolSize(int ph, int pw) const {
+  const int h0 = ph * stride_h_ - pad_h_;
+  const int w0 = pw * stride_w_ - pad_w_;
+  const int h1 = std::min(h0 + kernel_h_, height_ + pad_h_);
+  const int w1 = std::min(w0 + kernel_w_, width_ + pad_w_);
+  return (h1 - h0) * (w1 - w0);
+}
+
+void PoolingLayer::ForwardMax(const float* x, float* y, float* mask_top) {
+  const int plane = height_ * width_;
+  int64_t out = 0;
+  for (int c = 0; c < planes_; ++c, x += plane) {
+    for (int ph = 0; ph < pooled_height_; ++ph) {
+      for (int pw = 0; pw < pooled_width_; ++pw, ++out) {
+        const Window win = WindowAt(ph, pw);
+        float best = -FLT_MAX;
+        int best_index = -1;
+        for (int h = win.h0; h < win.h1; ++h) {
+          for (int w = win.w0; w < win.w1; ++w) {
+            if (x[h * width_ + w] > best || best_index < 0) {
+              best = x[h * width_ + w];
+              best_index = h * width_ + w;
+            }
+          }
+        }
+        // A window entirely outside the image (CEIL rounding with stride > kernel)
+        // has nothing to pool: it outputs 0 and passes no gradient.
+        y[out] = best_index < 0 ? 0.f : best;
+        if (mask_top) {
+          mask_top[out] = static_cast<float>(best_index);
+        } else {
+          source_index_[out] = best_index;
+        }
+      }
+    }
+  }
+}
+
+void PoolingLayer::ForwardAve(const float* x, float* y) {
+  const int plane = height_ * width_;
+  int64_t out = 0;
+  for (int c = 0; c < planes_; ++c, x += plane) {
+    for (int ph = 0; ph < pooled_height_; ++ph) {
+      for (int pw = 0; pw < pooled_width_; ++pw, ++out) {
+        const Window win = WindowAt(ph, pw);
+        float sum = 0;
+        for (int h = win.h0; h < win.h1; ++h) {
+          for (int w = win.w0; w < win.w1; ++w) sum += x[h * width_ + w];
+        }
+        y[out] = win.empty() ? 0.f : sum / AveragePoolSize(ph, pw);
+      }
+    }
+  }
+}
+
+void PoolingLayer::ForwardStochasticTrain(const float* x, float* y) {
+  vector<float> uniform(source_index_.size());
+  math::rng_uniform(static_cast<int64_t>(uniform.size()), 0.f, 1.f, context().rng(),
+                    uniform.data());
+  const int plane = height_ * width_;
+  int64_t out = 0;
+  for (int c = 0; c < planes_; ++c, x += plane) {
+    for (int ph = 0; ph < pooled_height_; ++ph) {
+      for (int pw = 0; pw < pooled_width_; ++pw, ++out) {
+        const Window win = WindowAt(ph, pw);
+        float total = 0;
+        for (int h = win.h0; h < win.h1; ++h) {
+          for (int w = win.w0; w < win.w1; ++w) total += x[h * width_ + w];
+        }
+        // Walk the cumulative sum to the first element that reaches u * total. The
+        // last element is the fallback, so rounding can never leave nothing chosen.
+        const float threshold = uniform[out] * total;
+        int chosen = win.empty() ? -1 : (win.h1 - 1) * width_ + win.w1 - 1;
+        float cumulative = 0;
+        bool found = false;
+        for (int h = win.h0; h < win.h1 && !found; ++h) {
+          for (int w = win.w0; w < win.w1 && !found; ++w) {
+            cumulative += x[h * width_ + w];
+            if (cumulative >= threshold) {
+              chosen = h * width_ + w;
+              found = true;
+            }
+          }
+        }
+        source_index_[out] = chosen;
+        y[out] = chosen < 0 ? 0.f : x[chosen];
+      }
+    }
+  }
+}
+
+void PoolingLayer::ForwardStochasticTest(const float* x, float* y) {
+  const int plane = height_ * width_;
+  int64_t out = 0;
+  for (int c = 0; c < planes_; ++c, x += plane) {
+    for (int ph = 0; ph < pooled_height_; ++ph) {
+      for (int pw = 0; pw < pooled_width_; ++pw, ++out) {
+        // Expected value of the TRAIN sample: sum x_i * (x_i / sum x).
+        const Window win = WindowAt(ph, pw);
+        float sum = 0, sum_sq = 0;
+        for (int h = win.h0; h < win.h1; ++h) {
+          for (int w = win.w0; w < win.w1; ++w) {
+            const float v = x[h * width_ + w];
+            sum += v;
+            sum_sq += v * v;
+          }
+        }
+        y[out] = sum > 0 ? sum_sq / sum : 0.f;
+      }
+    }
+  }
+}
+
+void PoolingLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  const float* x = bottom[0]->cpu_data();
+  float* y = top[0]->mutable_cpu_data();
+  switch (method_) {
+    case PoolingParameter::MAX:
+      ForwardMax(x, y, top.size() > 1 ? top[1]->mutable_cpu_data() : nullptr);
+      break;
+    case PoolingParameter::AVE:
+      ForwardAve(x, y);
+      break;
+    case PoolingParameter::STOCHASTIC:
+      if (phase_ == TRAIN) {
+        ForwardStochasticTrain(x, y);
+      } else {
+        ForwardStochasticTest(x, y);
+      }
+      break;
+  }
+}
+
+void PoolingLayer::BackwardMax(const float* dy, const float* mask_top, float* dx) {
+  const int plane = height_ * width_;
+  const int pooled_plane = pooled_height_ * pooled_width_;
+  int64_t out = 0;
+  for (int c = 0; c < planes_; ++c, dx += plane) {
+    for (int i = 0; i < pooled_plane; ++i, ++out) {
+      const int index = mask_top ? static_cast<int>(mask_top[out]) : source_index_[out];
+      if (index >= 0) dx[index] += dy[out];
+    }
+  }
+}
+
+void PoolingLayer::BackwardAve(const float* dy, float* dx) {
+  const int plane = height_ * width_;
+  int64_t out = 0;
+  for (int c = 0; c < planes_; ++c, dx += plane) {
+    for (int ph = 0; ph < pooled_height_; ++ph) {
+      for (int pw = 0; pw < pooled_width_; ++pw, ++out) {
+        const Window win = WindowAt(ph, pw);
+        if (win.empty()) continue;
+        const float share = dy[out] / AveragePoolSize(ph, pw);
+        for (int h = win.h0; h < win.h1; ++h) {
+          for (int w = win.w0; w < win.w1; ++w) dx[h * width_ + w] += share;
+        }
+      }
+    }
+  }
+}
+
+void PoolingLayer::BackwardStochasticTrain(const float* dy, float* dx) {
+  BackwardMax(dy, nullptr, dx);  // the sampled input gets the whole gradient
+}
+
+void PoolingLayer::BackwardStochasticTest(const float* dy, const float* x, float* dx) {
+  const int plane = height_ * width_;
+  int64_t out = 0;
+  for (int c = 0; c < planes_; ++c, x += plane, dx += plane) {
+    for (int ph = 0; ph < pooled_height_; ++ph) {
+      for (int pw = 0; pw < pooled_width_; ++pw, ++out) {
+        const Window win = WindowAt(ph, pw);
+        float sum = 0, sum_sq = 0;
+        for (int h = win.h0; h < win.h1; ++h) {
+          for (int w = win.w0; w < win.w1; ++w) {
+            const float v = x[h * width_ + w];
+            sum += v;
+            sum_sq += v * v;
+          }
+        }
+        if (!(sum > 0)) continue;
+        // d(sum_sq / sum)/dx_i = (2 x_i sum - sum_sq) / sum^2
+        const float scale = dy[out] / (sum * sum);
+        for (int h = win.h0; h < win.h1; ++h) {
+          for (int w = win.w0; w < win.w1; ++w) {
+            dx[h * width_ + w] += scale * (2 * x[h * width_ + w] * sum - sum_sq);
+          }
+        }
+      }
+    }
+  }
+}
+
+void PoolingLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                                const vector<Blob*>& bottom) {
+  if (!propagate_down[0]) return;
+  const float* dy = top[0]->cpu_diff();
+  float* dx = bottom[0]->mutable_cpu_diff();
+  math::set(bottom[0]->count(), 0.f, dx);
+  switch (method_) {
+    case PoolingParameter::MAX:
+      BackwardMax(dy, top.size() > 1 ? top[1]->cpu_data() : nullptr, dx);
+      break;
+    case PoolingParameter::AVE:
+      BackwardAve(dy, dx);
+      break;
+    case PoolingParameter::STOCHASTIC:
+      if (phase_ == TRAIN) {
+        BackwardStochasticTrain(dy, dx);
+      } else {
+        BackwardStochasticTest(dy, bottom[0]->cpu_data(), dx);
+      }
+      break;
+  }
+}
+
+REGISTER_LAYER_CLASS(Pooling);
+
+}  // namespace caffe

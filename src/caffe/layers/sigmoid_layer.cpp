@@ -1,0 +1,30 @@
+#include "caffe/layers/sigmoid_layer.hpp"
+
+#include <cmath>
+
+#include "caffe/layer_factory.hpp"
+
+namespace caffe {
+
+void SigmoidLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  const float* x = bottom[0]->cpu_data();
+  float* y = top[0]->mutable_cpu_data();
+  const int64_t n = bottom[0]->count();
+  // The tanh form never overflows, unlike 1 / (1 + exp(-x)) for very negative x.
+  for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * std::tanh(0.5f * x[i]) + 0.5f;
+}
+
+void SigmoidLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                                const vector<Blob*>& bottom) {
+  if (!propagate_down[0]) return;
+  // Written in terms of the output so that in-place use (x overwritten) works.
+  const float* y = top[0]->cpu_data();
+  const float* dy = top[0]->cpu_diff();
+  float* dx = bottom[0]->mutable_cpu_diff();
+  const int64_t n = bottom[0]->count();
+  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * y[i] * (1.f - y[i]);
+}
+
+REGISTER_LAYER_CLASS(Sigmoid);
+
+}  // namespace caffe
