@@ -10,7 +10,7 @@ namespace {
 
 const string kCaffe = string(CAFFE_BINARY_DIR) + "/tools/caffe";
 
-int Run(const string& args, string* out) { return RunCommand(kCaffe + " " + args, out); }
+int RunCaffe(const string& args, string* out) { return RunCommand(kCaffe + " " + args, out); }
 
 // The last non-empty line of the output.
 string LastLine(const string& out) {
@@ -45,48 +45,48 @@ class CaffeToolTest : public ::testing::Test {
 
 TEST_F(CaffeToolTest, TrainWithoutSolverPrintsUsageAndOneErrorLine) {
   string out;
-  EXPECT_EQ(Run("train", &out), 1);
+  EXPECT_EQ(RunCaffe("train", &out), 1);
   EXPECT_NE(out.find("usage: caffe <command> <args>"), string::npos) << out;
   EXPECT_EQ(LastLine(out), "error: train needs -solver=FILE (see caffe -help)") << out;
 }
 
 TEST_F(CaffeToolTest, UnknownCommandAndBadFlagsAreErrors) {
   string out;
-  EXPECT_EQ(Run("fly", &out), 1);
+  EXPECT_EQ(RunCaffe("fly", &out), 1);
   EXPECT_EQ(LastLine(out), "error: unknown command 'fly' (expected train, test, time or device_query)");
-  EXPECT_EQ(Run("train -solver " + dir_ + "/solver.prototxt -weights a -snapshot b", &out), 1);
+  EXPECT_EQ(RunCaffe("train -solver " + dir_ + "/solver.prototxt -weights a -snapshot b", &out), 1);
   EXPECT_NE(LastLine(out).find("error: give -weights or -snapshot, not both"), string::npos) << out;
-  EXPECT_EQ(Run("train -solver " + dir_ + "/solver.prototxt -gpu 3", &out), 1);
+  EXPECT_EQ(RunCaffe("train -solver " + dir_ + "/solver.prototxt -gpu 3", &out), 1);
   EXPECT_NE(LastLine(out).find("error: -gpu 3: unknown GPU id"), string::npos) << out;
-  EXPECT_EQ(Run("train -solver " + dir_ + "/solver.prototxt -sigint_effect maybe", &out), 1);
+  EXPECT_EQ(RunCaffe("train -solver " + dir_ + "/solver.prototxt -sigint_effect maybe", &out), 1);
   EXPECT_EQ(LastLine(out), "error: -sigint_effect: expected stop, snapshot or none, found 'maybe'");
-  EXPECT_EQ(Run("train -solver " + dir_ + "/missing.prototxt", &out), 1);
+  EXPECT_EQ(RunCaffe("train -solver " + dir_ + "/missing.prototxt", &out), 1);
   EXPECT_NE(LastLine(out).find("missing.prototxt: cannot open file"), string::npos) << out;
   EXPECT_EQ(out.find("Check failure"), string::npos) << "no abort trace expected: " << out;
 }
 
 TEST_F(CaffeToolTest, TrainSnapshotsResumesAndTests) {
   string out;
-  ASSERT_EQ(Run("train -solver " + dir_ + "/solver.prototxt", &out), 0) << out;
+  ASSERT_EQ(RunCaffe("train -solver " + dir_ + "/solver.prototxt", &out), 0) << out;
   EXPECT_NE(out.find("Iteration 10"), string::npos) << out;
   EXPECT_NE(out.find(", loss = "), string::npos) << out;
   EXPECT_TRUE(FileExists(dir_ + "/snap/tiny_iter_10.solverstate"));
   EXPECT_TRUE(FileExists(dir_ + "/snap/tiny_iter_20.caffemodel"));
-  ASSERT_EQ(Run("train -solver " + dir_ + "/solver.prototxt -snapshot " + dir_ +
+  ASSERT_EQ(RunCaffe("train -solver " + dir_ + "/solver.prototxt -snapshot " + dir_ +
                     "/snap/tiny_iter_10.solverstate",
                 &out),
             0)
       << out;
   EXPECT_NE(out.find("Restoring previous solver status"), string::npos) << out;
-  ASSERT_EQ(Run("test -model " + dir_ + "/net.prototxt -weights " + dir_ +
+  ASSERT_EQ(RunCaffe("test -model " + dir_ + "/net.prototxt -weights " + dir_ +
                     "/snap/tiny_iter_20.caffemodel -iterations 3",
                 &out),
             0)
       << out;
   EXPECT_NE(out.find("loss = "), string::npos) << out;
-  ASSERT_EQ(Run("time -model " + dir_ + "/net.prototxt -iterations 2", &out), 0) << out;
+  ASSERT_EQ(RunCaffe("time -model " + dir_ + "/net.prototxt -iterations 2", &out), 0) << out;
   EXPECT_NE(out.find("Average Forward-Backward"), string::npos) << out;
-  ASSERT_EQ(Run("device_query", &out), 0) << out;
+  ASSERT_EQ(RunCaffe("device_query", &out), 0) << out;
 }
 
 }  // namespace
