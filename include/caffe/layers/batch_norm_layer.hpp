@@ -1,0 +1,52 @@
+// Batch normalization without the affine part (follow it with a Scale layer with
+// bias_term, as in Caffe): y = (x - mean_c) / sqrt(var_c + eps) per channel (axis 1),
+// statistics over the batch and all spatial positions.
+//
+// The three blobs are Caffe's: running sum of means (C), running sum of variances (C)
+// and the moving-average normalizer (1); the running estimates are blob / normalizer.
+// In TRAIN with batch statistics, every forward folds the batch into them:
+//   f = f * maf + 1;  mean = mean * maf + batch_mean;  var = var * maf + unbiased var.
+// With use_global_stats (default: TEST phase) the running estimates are used instead.
+// The blobs are statistics, not weights: no gradient is computed for them and the
+// layer marks them lr_mult 0 itself, so prototxts need no `param { lr_mult: 0 }`.
+#ifndef CAFFE_LAYERS_BATCH_NORM_LAYER_HPP_
+#define CAFFE_LAYERS_BATCH_NORM_LAYER_HPP_
+
+#include "caffe/layer.hpp"
+
+namespace caffe {
+
+class BatchNormLayer : public Layer {
+ public:
+  explicit BatchNormLayer(const LayerParameter& param) : Layer(param) {}
+  void LayerSetUp(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  const char* type() const override { return "BatchNorm"; }
+  int ExactNumBottomBlobs() const override { return 1; }
+  int ExactNumTopBlobs() const override { return 1; }
+
+ protected:
+  void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override;
+
+  // Batch mean and (biased) variance per channel into mean_ and variance_.
+  void ComputeBatchStatistics(const float* x);
+  // Folds mean_ and variance_ into the running blobs.
+  void UpdateRunningStatistics();
+
+  bool use_global_stats_ = false;
+  float moving_average_fraction_ = 0.999f;
+  float eps_ = 1e-5f;
+  int64_t channels_ = 0;
+  int64_t num_ = 0;      // axis 0
+  int64_t spatial_ = 1;  // product of the axes after it
+  Blob mean_;      // statistics used by the last forward (C)
+  Blob variance_;  // (C)
+  Blob inv_std_;   // 1 / sqrt(variance + eps) (C)
+  Blob x_norm_;    // normalized input, kept because in-place layers may overwrite top
+};
+
+}  // namespace caffe
+
+#endif  // CAFFE_LAYERS_BATCH_NORM_LAYER_HPP_

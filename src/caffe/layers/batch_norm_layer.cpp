@@ -1,0 +1,176 @@
+#include "caffe/layers/batch_norm_layer.hpp"
+
+#include <cmath>
+
+#include "caffe/layer_factory.hpp"
+#include "caffe/util/math_functions.hpp"
+
+namespace caffe {
+
+namespace {
+
+int64_t ChannelsOf(const Blob& blob) { return blob.num_axes() > 1 ? blob.shape(1) : 1; }
+
+}  // namespace
+
+void BatchNormLayer::LayerSetUp(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  const BatchNormParameter& p = layer_param_.batch_norm_param();
+  use_global_stats_ = p.has_use_global_stats() ? p.use_global_stats() : phase_ == TEST;
+  moving_average_fraction_ = p.moving_average_fraction();
+  eps_ = p.eps();
+  LAYER_REQUIRE(eps_ >= 0.f) << "batch_norm_param.eps must not be negative, found " << eps_;
+  LAYER_REQUIRE(bottom[0]->num_axes() >= 1)
+      << "bottom '" << bottom_name(0) << "' needs at least one axis";
+  channels_ = ChannelsOf(*bottom[0]);
+
+  const vector<vector<int64_t>> shapes{{channels_}, {channels_}, {1}};
+  if (blobs_.empty()) {
+    for (const auto& shape : shapes) {
+      blobs_.push_back(std::make_shared<Blob>(shape));
+      math::set(blobs_.back()->count(), 0.f, blobs_.back()->mutable_cpu_data());
+    }
+  } else {
+    LAYER_REQUIRE(blobs_.size() == 3)
+        << "expected 3 blobs (mean, variance, normalizer), found " << blobs_.size();
+    for (int i = 0; i < 3; ++i) {
+      LAYER_REQUIRE(blobs_[i]->count() == shapes[i][0])
+          << "blob " << i << " has shape " << ShapeToString(blobs_[i]->shape()) << ", expected "
+          << shapes[i][0] << " element(s) for bottom '" << bottom_name(0) << "' of shape "
+          << ShapeToString(bottom[0]->shape());
+    }
+  }
+
+  // The statistics change in Forward, never by the solver: no gradients, and lr_mult
+  // 0 so the solver leaves them alone (the net reads the specs from this layer).
+  param_propagate_down_.assign(blobs_.size(), false);
+  for (int i = 0; i < 3; ++i) {
+    if (i >= layer_param_.param_size()) {
+      ParamSpec* spec = layer_param_.add_param();
+      spec->set_lr_mult(0.f);
+      spec->set_decay_mult(0.f);
+    } else if (layer_param_.param(i).lr_mult() != 0.f) {
+      LOG(WARNING) << "layer '" << name() << "' (BatchNorm): ignoring lr_mult "
+                   << layer_param_.param(i).lr_mult() << " on statistics blob " << i
+                   << "; its statistics are not learned (no param spec is needed)";
+      layer_param_.mutable_param(i)->set_lr_mult(0.f);
+      layer_param_.mutable_param(i)->set_decay_mult(0.f);
+    }
+  }
+}
+
+void BatchNormLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  LAYER_REQUIRE(ChannelsOf(*bottom[0]) == channels_)
+      << "bottom '" << bottom_name(0) << "' of shape " << ShapeToString(bottom[0]->shape())
+      << " has " << ChannelsOf(*bottom[0]) << " channels (axis 1), the statistics have "
+      << channels_;
+  num_ = bottom[0]->shape(0);
+  spatial_ = bottom[0]->num_axes() > 2 ? bottom[0]->count(2) : 1;
+  top[0]->ReshapeLike(*bottom[0]);
+  x_norm_.ReshapeLike(*bottom[0]);
+  mean_.Reshape({channels_});
+  variance_.Reshape({channels_});
+  inv_std_.Reshape({channels_});
+}
+
+void BatchNormLayer::ComputeBatchStatistics(const float* x) {
+  float* mean = mean_.mutable_cpu_data();
+  float* variance = variance_.mutable_cpu_data();
+  const double m = static_cast<double>(num_ * spatial_);
+  // Two passes (mean, then squared deviations) avoid E[x^2] - E[x]^2 cancellation.
+  for (int64_t c = 0; c < channels_; ++c) {
+    double sum = 0;
+    for (int64_t n = 0; n < num_; ++n) {
+      const float* row = x + (n * channels_ + c) * spatial_;
+      for (int64_t s = 0; s < spatial_; ++s) sum += row[s];
+    }
+    const double mu = sum / m;
+    double squares = 0;
+    for (int64_t n = 0; n < num_; ++n) {
+      const float* row = x + (n * channels_ + c) * spatial_;
+      for (int64_t s = 0; s < spatial_; ++s) squares += (row[s] - mu) * (row[s] - mu);
+    }
+    mean[c] = static_cast<float>(mu);
+    variance[c] = static_cast<float>(squares / m);
+  }
+}
+
+void BatchNormLayer::UpdateRunningStatistics() {
+  const float maf = moving_average_fraction_;
+  float* normalizer = blobs_[2]->mutable_cpu_data();
+  normalizer[0] = normalizer[0] * maf + 1.f;
+  math::axpby(channels_, 1.f, mean_.cpu_data(), maf, blobs_[0]->mutable_cpu_data());
+  // The running variance estimates the population variance: unbiased, m / (m - 1).
+  const int64_t m = num_ * spatial_;
+  const float correction = m > 1 ? static_cast<float>(m) / static_cast<float>(m - 1) : 1.f;
+  math::axpby(channels_, correction, variance_.cpu_data(), maf, blobs_[1]->mutable_cpu_data());
+}
+
+void BatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  const float* x = bottom[0]->cpu_data();
+  if (use_global_stats_) {
+    // A normalizer of 0 means no statistics were gathered yet: use zeros.
+    const float normalizer = blobs_[2]->cpu_data()[0];
+    const float factor = normalizer == 0.f ? 0.f : 1.f / normalizer;
+    math::scale(channels_, factor, blobs_[0]->cpu_data(), mean_.mutable_cpu_data());
+    math::scale(channels_, factor, blobs_[1]->cpu_data(), variance_.mutable_cpu_data());
+  } else {
+    ComputeBatchStatistics(x);
+  }
+  const float* mean = mean_.cpu_data();
+  const float* variance = variance_.cpu_data();
+  float* inv_std = inv_std_.mutable_cpu_data();
+  for (int64_t c = 0; c < channels_; ++c) inv_std[c] = 1.f / std::sqrt(variance[c] + eps_);
+
+  float* y = top[0]->mutable_cpu_data();  // may alias x: each element is read once first
+  for (int64_t n = 0; n < num_; ++n) {
+    for (int64_t c = 0; c < channels_; ++c) {
+      const int64_t base = (n * channels_ + c) * spatial_;
+      for (int64_t s = 0; s < spatial_; ++s) y[base + s] = (x[base + s] - mean[c]) * inv_std[c];
+    }
+  }
+  if (!use_global_stats_) {
+    math::copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
+    UpdateRunningStatistics();
+  }
+}
+
+// Batch statistics: with x_hat the normalized input and means over (batch, spatial),
+//   dx = inv_std * (dy - mean(dy) - x_hat * mean(dy * x_hat)).
+// Global statistics are constants, so dx = dy * inv_std.
+void BatchNormLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                                  const vector<Blob*>& bottom) {
+  if (!propagate_down[0]) return;
+  const float* dy = top[0]->cpu_diff();
+  float* dx = bottom[0]->mutable_cpu_diff();  // may alias dy
+  const float* inv_std = inv_std_.cpu_data();
+  const float* x_hat = x_norm_.cpu_data();
+  const double m = static_cast<double>(num_ * spatial_);
+  for (int64_t c = 0; c < channels_; ++c) {
+    float mean_dy = 0.f, mean_dy_xhat = 0.f;
+    if (!use_global_stats_) {
+      double sum_dy = 0, sum_dy_xhat = 0;
+      for (int64_t n = 0; n < num_; ++n) {
+        const int64_t base = (n * channels_ + c) * spatial_;
+        for (int64_t s = 0; s < spatial_; ++s) {
+          sum_dy += dy[base + s];
+          sum_dy_xhat += dy[base + s] * x_hat[base + s];
+        }
+      }
+      mean_dy = static_cast<float>(sum_dy / m);
+      mean_dy_xhat = static_cast<float>(sum_dy_xhat / m);
+    }
+    for (int64_t n = 0; n < num_; ++n) {
+      const int64_t base = (n * channels_ + c) * spatial_;
+      for (int64_t s = 0; s < spatial_; ++s) {
+        const float centered = use_global_stats_
+                                   ? dy[base + s]
+                                   : dy[base + s] - mean_dy - x_hat[base + s] * mean_dy_xhat;
+        dx[base + s] = centered * inv_std[c];
+      }
+    }
+  }
+}
+
+REGISTER_LAYER_CLASS(BatchNorm);
+
+}  // namespace caffe

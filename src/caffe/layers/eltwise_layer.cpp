@@ -1,0 +1,103 @@
+#include "caffe/layers/eltwise_layer.hpp"
+
+#include "caffe/layer_factory.hpp"
+#include "caffe/util/math_functions.hpp"
+
+namespace caffe {
+
+void EltwiseLayer::LayerSetUp(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  const EltwiseParameter& p = layer_param_.eltwise_param();
+  op_ = p.operation();
+  stable_prod_grad_ = p.stable_prod_grad();
+  const int num_coeffs = p.coeff_size();
+  LAYER_REQUIRE(num_coeffs == 0 || op_ == EltwiseParameter::SUM)
+      << "eltwise_param.coeff applies to operation SUM only";
+  LAYER_REQUIRE(num_coeffs == 0 || num_coeffs == static_cast<int>(bottom.size()))
+      << "eltwise_param.coeff must be given once per bottom (" << bottom.size()
+      << "), found " << num_coeffs;
+  coeffs_.assign(bottom.size(), 1.f);
+  for (int i = 0; i < num_coeffs; ++i) coeffs_[i] = p.coeff(i);
+}
+
+void EltwiseLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  for (size_t i = 1; i < bottom.size(); ++i) {
+    LAYER_REQUIRE(bottom[i]->shape() == bottom[0]->shape())
+        << "all bottoms must have the same shape: bottom '" << bottom_name(0) << "' is "
+        << ShapeToString(bottom[0]->shape()) << " but bottom '" << bottom_name(int(i))
+        << "' is " << ShapeToString(bottom[i]->shape());
+  }
+  // Backward reads top diff for every bottom after writing the first bottom diff.
+  for (size_t i = 0; i < bottom.size(); ++i) {
+    LAYER_REQUIRE(bottom[i] != top[0])
+        << "cannot run in place (top '" << top_name(0) << "' is bottom '"
+        << bottom_name(int(i)) << "')";
+  }
+  top[0]->ReshapeLike(*bottom[0]);
+  if (op_ == EltwiseParameter::MAX) max_index_.resize(top[0]->count());
+}
+
+void EltwiseLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  const int64_t count = top[0]->count();
+  float* y = top[0]->mutable_cpu_data();
+  switch (op_) {
+    case EltwiseParameter::SUM:
+      math::scale(count, coeffs_[0], bottom[0]->cpu_data(), y);
+      for (size_t i = 1; i < bottom.size(); ++i) math::axpy(count, coeffs_[i], bottom[i]->cpu_data(), y);
+      break;
+    case EltwiseParameter::PROD:
+      math::mul(count, bottom[0]->cpu_data(), bottom[1]->cpu_data(), y);
+      for (size_t i = 2; i < bottom.size(); ++i) math::mul(count, y, bottom[i]->cpu_data(), y);
+      break;
+    case EltwiseParameter::MAX: {
+      math::copy(count, bottom[0]->cpu_data(), y);
+      std::fill(max_index_.begin(), max_index_.end(), 0);
+      for (size_t b = 1; b < bottom.size(); ++b) {
+        const float* x = bottom[b]->cpu_data();
+        for (int64_t i = 0; i < count; ++i) {
+          if (x[i] > y[i]) {
+            y[i] = x[i];
+            max_index_[i] = static_cast<int>(b);
+          }
+        }
+      }
+      break;
+    }
+    default:
+      Fail() << "unknown eltwise operation " << static_cast<int>(op_);
+  }
+}
+
+void EltwiseLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                                const vector<Blob*>& bottom) {
+  const int64_t count = top[0]->count();
+  const float* dy = top[0]->cpu_diff();
+  for (size_t b = 0; b < bottom.size(); ++b) {
+    if (!propagate_down[b]) continue;
+    float* dx = bottom[b]->mutable_cpu_diff();
+    switch (op_) {
+      case EltwiseParameter::SUM:
+        math::scale(count, coeffs_[b], dy, dx);
+        break;
+      case EltwiseParameter::PROD:
+        if (stable_prod_grad_) {
+          math::copy(count, dy, dx);
+          for (size_t other = 0; other < bottom.size(); ++other) {
+            if (other != b) math::mul(count, dx, bottom[other]->cpu_data(), dx);
+          }
+        } else {
+          math::div(count, top[0]->cpu_data(), bottom[b]->cpu_data(), dx);
+          math::mul(count, dx, dy, dx);
+        }
+        break;
+      case EltwiseParameter::MAX:
+        for (int64_t i = 0; i < count; ++i) dx[i] = max_index_[i] == int(b) ? dy[i] : 0.f;
+        break;
+      default:
+        Fail() << "unknown eltwise operation " << static_cast<int>(op_);
+    }
+  }
+}
+
+REGISTER_LAYER_CLASS(Eltwise);
+
+}  // namespace caffe

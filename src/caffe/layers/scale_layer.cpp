@@ -1,0 +1,132 @@
+#include "caffe/layers/scale_layer.hpp"
+
+#include "caffe/filler.hpp"
+#include "caffe/layer_factory.hpp"
+#include "caffe/util/math_functions.hpp"
+
+namespace caffe {
+
+void ScaleLayer::LayerSetUp(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  const ScaleParameter& p = layer_param_.scale_param();
+  bias_term_ = p.bias_term();
+  const size_t learned_scales = bottom.size() > 1 ? 0 : 1;
+  const size_t expected_blobs = learned_scales + (bias_term_ ? 1 : 0);
+  bias_param_id_ = bias_term_ ? static_cast<int>(learned_scales) : -1;
+  if (!blobs_.empty()) {
+    LAYER_REQUIRE(blobs_.size() == expected_blobs)
+        << "expected " << expected_blobs << " blob(s) ("
+        << (learned_scales ? "scale" : "") << (learned_scales && bias_term_ ? " and " : "")
+        << (bias_term_ ? "bias" : "") << "), found " << blobs_.size();
+    param_propagate_down_.assign(blobs_.size(), true);
+    return;
+  }
+  if (learned_scales) {
+    const int axis = bottom[0]->CanonicalAxisIndex(p.axis());
+    LAYER_REQUIRE(p.num_axes() >= -1)
+        << "scale_param.num_axes must be -1 (all remaining axes) or more, found "
+        << p.num_axes();
+    const int end = p.num_axes() == -1 ? bottom[0]->num_axes() : axis + p.num_axes();
+    LAYER_REQUIRE(end <= bottom[0]->num_axes())
+        << "scale_param axis " << axis << " with num_axes " << p.num_axes()
+        << " reaches past bottom '" << bottom_name(0) << "' of shape "
+        << ShapeToString(bottom[0]->shape());
+    const vector<int64_t> shape(bottom[0]->shape().begin() + axis,
+                                bottom[0]->shape().begin() + end);
+    blobs_.push_back(std::make_shared<Blob>(shape));
+    FillerParameter filler = p.filler();
+    if (!p.has_filler()) filler.set_value(1.f);  // identity until learned
+    FillBlob(filler, blobs_[0].get(), context().rng());
+  }
+  if (bias_term_) {
+    // The bias covers exactly the axes the scale covers.
+    blobs_.push_back(std::make_shared<Blob>(scale_blob(bottom)->shape()));
+    FillBlob(p.bias_filler(), blobs_.back().get(), context().rng());  // default: constant 0
+  }
+  param_propagate_down_.assign(blobs_.size(), true);
+}
+
+void ScaleLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  const Blob& scale = *scale_blob(bottom);
+  const string scale_name = bottom.size() > 1 ? "bottom '" + bottom_name(1) + "'" : "scale blob";
+  const int axis = scale.num_axes() == 0
+                       ? 0
+                       : bottom[0]->CanonicalAxisIndex(layer_param_.scale_param().axis());
+  bool fits = bottom[0]->num_axes() >= axis + scale.num_axes();
+  for (int i = 0; fits && i < scale.num_axes(); ++i) fits = bottom[0]->shape(axis + i) == scale.shape(i);
+  LAYER_REQUIRE(fits) << scale_name << " of shape " << ShapeToString(scale.shape())
+                      << " does not match bottom '" << bottom_name(0) << "' of shape "
+                      << ShapeToString(bottom[0]->shape()) << " from axis " << axis;
+  if (bias_term_) {
+    LAYER_REQUIRE(blobs_[bias_param_id_]->count() == scale.count())
+        << "bias blob of shape " << ShapeToString(blobs_[bias_param_id_]->shape())
+        << " does not match the scale's shape " << ShapeToString(scale.shape());
+  }
+  outer_ = bottom[0]->count(0, axis);
+  dim_ = scale.count();
+  inner_ = bottom[0]->count(axis + scale.num_axes());
+  top[0]->ReshapeLike(*bottom[0]);
+  if (bottom[0] == top[0]) saved_input_.ReshapeLike(*bottom[0]);
+}
+
+void ScaleLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  const float* x = bottom[0]->cpu_data();
+  if (bottom[0] == top[0]) {
+    math::copy(bottom[0]->count(), x, saved_input_.mutable_cpu_data());
+    x = saved_input_.cpu_data();
+  }
+  const float* scale = scale_blob(bottom)->cpu_data();
+  const float* bias = bias_term_ ? blobs_[bias_param_id_]->cpu_data() : nullptr;
+  float* y = top[0]->mutable_cpu_data();
+  for (int64_t o = 0; o < outer_; ++o) {
+    for (int64_t d = 0; d < dim_; ++d) {
+      const int64_t base = (o * dim_ + d) * inner_;
+      const float s = scale[d];
+      const float b = bias ? bias[d] : 0.f;
+      for (int64_t i = 0; i < inner_; ++i) y[base + i] = x[base + i] * s + b;
+    }
+  }
+}
+
+void ScaleLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                              const vector<Blob*>& bottom) {
+  const float* dy = top[0]->cpu_diff();
+  const bool scale_from_bottom = bottom.size() > 1;
+  const bool scale_grad = scale_from_bottom ? propagate_down[1] : param_propagate_down(0);
+  const bool bias_grad = bias_term_ && param_propagate_down(bias_param_id_);
+  // Parameter gradients first: in place, dx overwrites dy.
+  if (scale_grad || bias_grad) {
+    const float* x = bottom[0] == top[0] ? saved_input_.cpu_data() : bottom[0]->cpu_data();
+    // A scale bottom's diff is overwritten; learned blobs accumulate.
+    float* ds = nullptr;
+    if (scale_grad) {
+      ds = scale_from_bottom ? bottom[1]->mutable_cpu_diff() : blobs_[0]->mutable_cpu_diff();
+      if (scale_from_bottom) math::set(dim_, 0.f, ds);
+    }
+    float* db = bias_grad ? blobs_[bias_param_id_]->mutable_cpu_diff() : nullptr;
+    for (int64_t o = 0; o < outer_; ++o) {
+      for (int64_t d = 0; d < dim_; ++d) {
+        const int64_t base = (o * dim_ + d) * inner_;
+        if (ds) ds[d] += math::dot(inner_, dy + base, x + base);
+        if (db) {
+          float sum = 0.f;
+          for (int64_t i = 0; i < inner_; ++i) sum += dy[base + i];
+          db[d] += sum;
+        }
+      }
+    }
+  }
+  if (propagate_down[0]) {
+    const float* scale = scale_blob(bottom)->cpu_data();
+    float* dx = bottom[0]->mutable_cpu_diff();
+    for (int64_t o = 0; o < outer_; ++o) {
+      for (int64_t d = 0; d < dim_; ++d) {
+        const int64_t base = (o * dim_ + d) * inner_;
+        for (int64_t i = 0; i < inner_; ++i) dx[base + i] = dy[base + i] * scale[d];
+      }
+    }
+  }
+}
+
+REGISTER_LAYER_CLASS(Scale);
+
+}  // namespace caffe

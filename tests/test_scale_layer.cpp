@@ -1,0 +1,147 @@
+#include <gtest/gtest.h>
+
+#include "caffe/layers/scale_layer.hpp"
+#include "gradient_checker.hpp"
+#include "test_util.hpp"
+
+namespace caffe {
+
+TEST(ScaleLayerTest, LearnedScaleAndBiasPerChannel) {
+  Blob bottom({2, 3, 2, 2});
+  FillUniform(&bottom, -1, 1);
+  Blob top;
+  ScaleLayer layer(ParseLayer("name: 'sc' type: 'Scale' scale_param { bias_term: true }"));
+  vector<Blob*> bottoms{&bottom}, tops{&top};
+  layer.SetUp(bottoms, tops);
+  ASSERT_EQ(layer.blobs().size(), 2u);
+  ASSERT_EQ(layer.blobs()[0]->shape(), (vector<int64_t>{3}));
+  ASSERT_EQ(layer.blobs()[1]->shape(), (vector<int64_t>{3}));
+  // Default fillers: scale 1, bias 0.
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_EQ(layer.blobs()[0]->cpu_data()[c], 1.f);
+    EXPECT_EQ(layer.blobs()[1]->cpu_data()[c], 0.f);
+  }
+  const float s[] = {2, -1, 0.5f}, b[] = {0, 3, -2};
+  std::copy(s, s + 3, layer.blobs()[0]->mutable_cpu_data());
+  std::copy(b, b + 3, layer.blobs()[1]->mutable_cpu_data());
+  layer.Forward(bottoms, tops);
+  for (int n = 0; n < 2; ++n)
+    for (int c = 0; c < 3; ++c)
+      for (int h = 0; h < 2; ++h)
+        for (int w = 0; w < 2; ++w)
+          EXPECT_FLOAT_EQ(top.data_at(n, c, h, w), bottom.data_at(n, c, h, w) * s[c] + b[c]);
+}
+
+TEST(ScaleLayerTest, SecondBottomFromAxisZero) {
+  Blob bottom({2, 3, 4}), scale({2, 3});
+  FillUniform(&bottom, -1, 1);
+  FillUniform(&scale, -2, 2, 5);
+  Blob top;
+  ScaleLayer layer(ParseLayer("name: 'sc' type: 'Scale' scale_param { axis: 0 }"));
+  vector<Blob*> bottoms{&bottom, &scale}, tops{&top};
+  layer.SetUp(bottoms, tops);
+  EXPECT_TRUE(layer.blobs().empty());
+  layer.Forward(bottoms, tops);
+  for (int i = 0; i < 24; ++i) {
+    EXPECT_FLOAT_EQ(top.cpu_data()[i], bottom.cpu_data()[i] * scale.cpu_data()[i / 4]);
+  }
+}
+
+TEST(ScaleLayerTest, AllRemainingAxesAndScalar) {
+  Blob bottom({2, 3, 2});
+  FillUniform(&bottom, -1, 1);
+  Blob top;
+  ScaleLayer all(ParseLayer(
+      "name: 'sc' type: 'Scale' scale_param { num_axes: -1 filler { type: 'uniform' } }"));
+  vector<Blob*> bottoms{&bottom}, tops{&top};
+  all.SetUp(bottoms, tops);
+  ASSERT_EQ(all.blobs()[0]->shape(), (vector<int64_t>{3, 2}));
+  all.Forward(bottoms, tops);
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_FLOAT_EQ(top.cpu_data()[i], bottom.cpu_data()[i] * all.blobs()[0]->cpu_data()[i % 6]);
+  }
+  ScaleLayer scalar(ParseLayer(
+      "name: 'sc' type: 'Scale' scale_param { num_axes: 0 filler { value: 3 } }"));
+  scalar.SetUp(bottoms, tops);
+  ASSERT_EQ(scalar.blobs()[0]->count(), 1);
+  scalar.Forward(bottoms, tops);
+  for (int i = 0; i < 12; ++i) EXPECT_FLOAT_EQ(top.cpu_data()[i], 3 * bottom.cpu_data()[i]);
+}
+
+TEST(ScaleLayerTest, GradientLearned) {
+  for (bool bias : {false, true}) {
+    Blob bottom({2, 3, 2, 2});
+    FillUniform(&bottom, -1, 1);
+    Blob top;
+    LayerParameter param = ParseLayer(
+        "name: 'sc' type: 'Scale' scale_param { filler { type: 'uniform' min: -1 max: 1 } "
+        "bias_filler { type: 'uniform' min: -1 max: 1 } }");
+    param.mutable_scale_param()->set_bias_term(bias);
+    ScaleLayer layer(param);
+    GradientChecker checker(1e-2f, 1e-3f);
+    checker.CheckGradient(&layer, {&bottom}, {&top});
+    EXPECT_EQ(checker.checked(), bottom.count() + 3 + (bias ? 3 : 0));
+  }
+}
+
+TEST(ScaleLayerTest, GradientSecondBottom) {
+  for (bool bias : {false, true}) {
+    Blob bottom({2, 3, 2, 2}), scale({3, 2});
+    FillUniform(&bottom, -1, 1);
+    FillUniform(&scale, -1, 1, 9);
+    Blob top;
+    LayerParameter param = ParseLayer(
+        "name: 'sc' type: 'Scale' scale_param { bias_filler { type: 'uniform' min: -1 max: 1 } }");
+    param.mutable_scale_param()->set_bias_term(bias);
+    ScaleLayer layer(param);
+    GradientChecker checker(1e-2f, 1e-3f);
+    checker.CheckGradient(&layer, {&bottom, &scale}, {&top});
+    EXPECT_EQ(checker.checked(), bottom.count() + scale.count() + (bias ? 6 : 0));
+  }
+}
+
+TEST(ScaleLayerTest, InPlaceMatchesOutOfPlace) {
+  Blob bottom({2, 3, 2}), inplace({2, 3, 2});
+  FillUniform(&bottom, -1, 1);
+  inplace.CopyFrom(bottom);
+  Blob top;
+  const LayerParameter param = ParseLayer(
+      "name: 'sc' type: 'Scale' scale_param { bias_term: true filler { type: 'uniform' } }");
+  ScaleLayer a(param), b(param);
+  vector<Blob*> bottoms{&bottom}, tops{&top}, same{&inplace};
+  a.SetUp(bottoms, tops);
+  b.SetUp(same, same);
+  b.blobs()[0]->CopyFrom(*a.blobs()[0]);
+  a.Forward(bottoms, tops);
+  b.Forward(same, same);
+  for (int i = 0; i < 12; ++i) EXPECT_FLOAT_EQ(inplace.cpu_data()[i], top.cpu_data()[i]);
+  FillUniform(&top, -1, 1, 3);  // reuse as diff source
+  std::copy(top.cpu_data(), top.cpu_data() + top.count(), inplace.mutable_cpu_diff());
+  std::copy(top.cpu_data(), top.cpu_data() + top.count(), top.mutable_cpu_diff());
+  for (auto* layer : {&a, &b})
+    for (auto& blob : layer->blobs()) std::fill_n(blob->mutable_cpu_diff(), blob->count(), 0.f);
+  a.Backward(tops, {true}, bottoms);
+  b.Backward(same, {true}, same);
+  for (int i = 0; i < 12; ++i) EXPECT_FLOAT_EQ(inplace.cpu_diff()[i], bottom.cpu_diff()[i]);
+  for (int p = 0; p < 2; ++p)
+    for (int c = 0; c < 3; ++c)
+      EXPECT_FLOAT_EQ(b.blobs()[p]->cpu_diff()[c], a.blobs()[p]->cpu_diff()[c]);
+}
+
+TEST(ScaleLayerTest, MismatchedScaleBottomIsAnError) {
+  Blob bottom({2, 3, 4}), scale({4});
+  Blob top;
+  ScaleLayer layer(ParseLayer("name: 'sc' type: 'Scale' bottom: 'data' bottom: 'gamma'"));
+  vector<Blob*> bottoms{&bottom, &scale}, tops{&top};
+  try {
+    layer.SetUp(bottoms, tops);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("layer 'sc'"), std::string::npos) << what;
+    EXPECT_NE(what.find("'gamma'"), std::string::npos) << what;
+    EXPECT_NE(what.find("2x3x4"), std::string::npos) << what;
+  }
+}
+
+}  // namespace caffe
