@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "caffe/filler.hpp"
+#include "caffe/util/io.hpp"
 #include "test_util.hpp"
 
 namespace caffe {

@@ -100,6 +100,7 @@ void CopyWeights(const string& list, Solver* solver) {
 }
 
 int Train() {
+  if (FLAGS_solver.empty()) std::cerr << gflags::ProgramUsage() << "\n";
   CAFFE_REQUIRE(!FLAGS_solver.empty()) << "train needs -solver=FILE (see caffe -help)";
   CAFFE_REQUIRE(FLAGS_weights.empty() || FLAGS_snapshot.empty())
       << "give -weights or -snapshot, not both (-weights starts fresh from given weights, "
