@@ -1,0 +1,78 @@
+// Collective operations between the ranks of one training job, independent of the
+// transport. MpiCommunicator moves host buffers over Open MPI, NcclCommunicator moves
+// device buffers over NCCL, LocalCommunicator is the single-rank case. The gradient
+// exchange strategies are written against this interface only.
+//
+// Every call is collective: all ranks call it in the same order with matching
+// counts. Counts are in elements and may exceed 2^31 (large calls are split).
+#ifndef CAFFE_SYNC_COMMUNICATOR_HPP_
+#define CAFFE_SYNC_COMMUNICATOR_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace caffe {
+
+// Bytes this rank put on the wire, and seconds spent, per kind of operation.
+struct CommStats {
+  struct Entry {
+    int64_t calls = 0;
+    int64_t bytes_sent = 0;
+    double seconds = 0;
+  };
+  std::map<std::string, Entry> by_op;  // "allreduce", "broadcast", "allgather", ...
+  int64_t total_bytes_sent() const;
+  double total_seconds() const;
+  void Clear() { by_op.clear(); }
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Ranks on this machine, and this rank's index among them (GPU choice, threads).
+  virtual int local_rank() const = 0;
+  virtual int local_size() const = 0;
+  // "mpi", "nccl" or "local".
+  virtual std::string backend() const = 0;
+
+  // In-place sum over all ranks. Ring algorithm (reduce-scatter, then all-gather):
+  // each rank sends 2 (N-1)/N of the buffer.
+  virtual void AllReduceSum(float* data, int64_t count) = 0;
+  // root's buffer is copied to every rank.
+  virtual void Broadcast(void* data, int64_t bytes, int root) = 0;
+  // Fixed size: every rank contributes `count` floats; `out` holds size() * count,
+  // rank r's block at r * count.
+  virtual void AllGather(const float* in, int64_t count, float* out) = 0;
+  virtual void AllGatherBytes(const void* in, int64_t bytes, void* out) = 0;
+  // Variable size: rank r contributes counts[r] floats (every rank passes the same
+  // counts); `out` holds them concatenated in rank order.
+  virtual void AllGatherV(const float* in, const std::vector<int64_t>& counts, float* out) = 0;
+  virtual void Barrier() = 0;
+  // Logical OR of a flag over all ranks (used to stop together).
+  virtual bool AnyTrue(bool flag) = 0;
+
+  const CommStats& stats() const { return stats_; }
+  CommStats& mutable_stats() { return stats_; }
+
+ protected:
+  CommStats stats_;
+};
+
+// The communicator for this process: MPI when started under mpirun (or srun) with
+// more than one rank and MPI is built in, else the local one. Initialises MPI on
+// first use and finalises it at exit.
+std::shared_ptr<Communicator> CreateCommunicator();
+// True when the environment says this process is one of several launched ranks
+// (OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS...).
+bool LaunchedAsMultipleRanks();
+
+}  // namespace caffe
+
+#endif  // CAFFE_SYNC_COMMUNICATOR_HPP_
