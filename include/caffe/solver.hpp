@@ -14,7 +14,7 @@
 
 #include "caffe/net.hpp"
 #include "caffe/proto/caffe.pb.h"
-#include "caffe/sync/gradient_exchange.hpp"
+#include "caffe/sync/gradient_exchange.hpp"  // IWYU pragma: export
 
 namespace caffe {
 
@@ -64,6 +64,8 @@ class Solver {
   virtual void RestoreSolverState(const SolverState& state) = 0;
 
   bool is_root() const { return context_->rank() == 0; }
+  // True when the gradient exchange applies momentum itself (momentum correction).
+  bool momentum_in_exchange_ = false;
   // How many multistep boundaries lie at or before the current iteration. Derived
   // from the iteration, so resume needs no separate counter.
   int MultistepIndex() const;

@@ -176,6 +176,16 @@ void Solver::InitTestNets() {
 
 void Solver::set_gradient_exchange(shared_ptr<GradientExchange> exchange) {
   exchange_ = std::move(exchange);
+  if (!exchange_) return;
+  exchange_->set_param_names(net_->learnable_param_names());
+  if (exchange_->TakeOverMomentum(param_.momentum())) {
+    // DGC momentum correction: the exchange accumulates momentum before selection,
+    // so the solver must not apply it a second time.
+    CAFFE_REQUIRE(param_.type() == "SGD")
+        << source_ << ": sync_param.momentum_correction needs the SGD solver, found "
+        << param_.type();
+    momentum_in_exchange_ = true;
+  }
 }
 
 // ------------------------------------------------------------------ learning rate
@@ -219,14 +229,8 @@ float Solver::GetLearningRate() const {
 
 SolverAction Solver::RequestedAction() {
   SolverAction action = action_function_ ? action_function_() : SolverAction::NONE;
-  if (exchange_ && exchange_->world_size() > 1) {
-    // All ranks must act on the same iteration, or the collectives would hang.
-    const bool stop = exchange_->AgreeToStop(action == SolverAction::STOP);
-    const bool snapshot = exchange_->AgreeToStop(action == SolverAction::SNAPSHOT);
-    if (stop) return SolverAction::STOP;
-    if (snapshot) return SolverAction::SNAPSHOT;
-    return SolverAction::NONE;
-  }
+  // All ranks must act on the same iteration, or the collectives would hang.
+  if (exchange_ && exchange_->world_size() > 1) action = exchange_->AgreeOnAction(action);
   return action;
 }
 
@@ -273,8 +277,10 @@ void Solver::DisplayProgress(float loss, int start_iter, int stop_iter) {
     }
   }
   LOG(INFO) << "Iteration " << iter_ << ", lr = " << GetLearningRate();
-  if (exchange_ && !exchange_->Summary().empty()) {
-    LOG(INFO) << "Iteration " << iter_ << ", sync: " << exchange_->Summary();
+  if (exchange_) {
+    const string summary = exchange_->Summary();
+    if (!summary.empty()) LOG(INFO) << "Iteration " << iter_ << ", sync: " << summary;
+    exchange_->ResetWindow();
   }
   display_start_ = now;
   display_start_iter_ = iter_;

@@ -1,36 +1,81 @@
 // The point between backward and update where ranks combine their gradients. The
 // solver calls Exchange once per step with every learnable parameter; on entry the
-// diffs hold this rank's local gradient (already averaged over iter_size), on return
-// they hold the gradient every rank applies. Implementations see flat parameter and
-// gradient buffers only, never layer types. With one rank the solver has none.
+// diffs hold this rank's local gradient, on return they hold the gradient every rank
+// applies (identical on all ranks). Strategies see flat parameter and gradient
+// buffers only, never layer types, and talk to other ranks only through a
+// Communicator. DESIGN.md section 4 describes the methods.
 #ifndef CAFFE_SYNC_GRADIENT_EXCHANGE_HPP_
 #define CAFFE_SYNC_GRADIENT_EXCHANGE_HPP_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "caffe/blob.hpp"
+#include "caffe/proto/caffe.pb.h"
+#include "caffe/sync/communicator.hpp"
+#include "caffe/sync/exchange_stats.hpp"
 
 namespace caffe {
 
+enum class SolverAction;
+
 class GradientExchange {
  public:
+  GradientExchange(const SyncParameter& param, std::shared_ptr<Communicator> comm);
   virtual ~GradientExchange() = default;
 
-  // Called once before the first step: rank 0's initial weights go to every rank.
-  virtual void BroadcastInitialWeights(const vector<Blob*>& params) = 0;
+  // Names of the parameter blobs ("conv1[0]"), for logs and the per-layer CSV.
+  void set_param_names(const vector<string>& names) { param_names_ = names; }
+  // The solver offers its momentum; a strategy that applies momentum itself (DGC
+  // momentum correction) takes it and returns true, and the solver then runs plain SGD.
+  virtual bool TakeOverMomentum(float momentum) { return false; }
+
+  // Rank 0's weights go to every rank (called once, before the first step).
+  void BroadcastInitialWeights(const vector<Blob*>& params);
+  // Combine the local gradients of step `iter` (see the file comment).
   virtual void Exchange(int iter, const vector<Blob*>& params) = 0;
-  // True on every rank if any rank asks to stop (signals, errors), so all ranks stop
-  // together on the same iteration.
-  virtual bool AgreeToStop(bool local_request) = 0;
-  // Per-rank state that resume must restore (residuals, momenta), as bytes.
+  // The strongest action any rank asks for (STOP over SNAPSHOT over NONE), so that
+  // all ranks act on the same iteration.
+  SolverAction AgreeOnAction(SolverAction local);
+  // True on every rank when any rank passes true.
+  bool AnyTrue(bool local) { return comm_->AnyTrue(local); }
+
+  // Per-rank state resume must restore (residuals, momenta), as bytes.
   virtual std::string SaveState() const { return {}; }
   virtual void RestoreState(const std::string& state) {}
-  // One line for the display interval (bytes, ratios, timings).
-  virtual std::string Summary() const { return {}; }
-  virtual int rank() const = 0;
-  virtual int world_size() const = 0;
+
+  // Accounting of the steps since the last ResetWindow (the display interval).
+  const ExchangeStats& stats() const { return stats_; }
+  void ResetWindow() { stats_.ResetWindow(); }
+  // One line for the display interval: method, density, ratios, bytes, timings.
+  std::string Summary() const;
+  // Writes one CSV row per step and parameter blob to `path` (-sync_stats).
+  void EnableStatsCsv(const std::string& path) { stats_.OpenCsv(path); }
+
+  int rank() const { return comm_->rank(); }
+  int world_size() const { return comm_->size(); }
+  const SyncParameter& param() const { return param_; }
+  Communicator& comm() { return *comm_; }
+  virtual const char* method_name() const = 0;
+
+ protected:
+  // Bytes a dense ring all-reduce of `elements` floats would send from this rank.
+  double DenseRingBytes(int64_t elements) const;
+  // Bytes this rank has sent so far, all operations together.
+  int64_t BytesSentSoFar() const { return comm_->stats().total_bytes_sent(); }
+
+  SyncParameter param_;
+  std::shared_ptr<Communicator> comm_;
+  vector<string> param_names_;
+  ExchangeStats stats_;
 };
+
+// Builds the strategy that `param.method()` names.
+std::unique_ptr<GradientExchange> CreateGradientExchange(const SyncParameter& param,
+                                                         std::shared_ptr<Communicator> comm);
+// Checks the settings, throwing caffe::Error naming `source` and the field.
+void ValidateSyncParameter(const SyncParameter& param, const std::string& source);
 
 }  // namespace caffe
 

@@ -71,7 +71,8 @@ void SGDSolver::ComputeUpdateValue(int param_id, float rate) {
   const float local_rate = rate * net_->params_lr()[param_id];
   // v = momentum * v + lr * g; the step is v.
   float* v = history_[param_id]->mutable_cpu_data();
-  math::axpby(p->count(), local_rate, p->cpu_diff(), param_.momentum(), v);
+  const float momentum = momentum_in_exchange_ ? 0.f : param_.momentum();
+  math::axpby(p->count(), local_rate, p->cpu_diff(), momentum, v);
   math::copy(p->count(), v, p->mutable_cpu_diff());
 }
 

@@ -1,0 +1,74 @@
+// What a gradient exchange did: elements and bytes sent, time per phase, and per
+// parameter blob the selection it made. Summed over a display window for the log,
+// and written one row per step and blob to a CSV for plots (-sync_stats).
+#ifndef CAFFE_SYNC_EXCHANGE_STATS_HPP_
+#define CAFFE_SYNC_EXCHANGE_STATS_HPP_
+
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace caffe {
+
+struct BlobSelection {
+  std::string name;
+  int64_t elements = 0;
+  int64_t sent = 0;        // values that travelled for this blob this step
+  float threshold = 0;     // importance threshold used (0 when dense)
+  float vmr = 0;           // variance-to-mean ratio of importance
+  int leader = -1;         // rank whose selection was used (-1: none)
+  int64_t index_bytes = 0; // bytes of the broadcast index set for this blob
+};
+
+class ExchangeStats {
+ public:
+  // Phases of one step, in seconds.
+  enum Phase { SELECT, BROADCAST, ALLREDUCE, SCATTER, kNumPhases };
+
+  void BeginStep(int iter) { current_iter_ = iter; blobs_.clear(); }
+  void AddBlob(const BlobSelection& blob) { blobs_.push_back(blob); }
+  // Closes a step: `bytes_sent` is what this rank put on the wire, `dense_bytes`
+  // what a dense ring all-reduce would have sent, `density` the target in force.
+  void EndStep(int64_t elements, int64_t sent, int64_t bytes_sent, double dense_bytes,
+               float density);
+  void AddTime(Phase phase, double seconds) { window_seconds_[phase] += seconds; }
+
+  void ResetWindow();
+  void OpenCsv(const std::string& path);
+
+  int64_t window_steps() const { return window_steps_; }
+  int64_t window_elements() const { return window_elements_; }
+  int64_t window_sent() const { return window_sent_; }
+  int64_t window_bytes() const { return window_bytes_; }
+  double window_dense_bytes() const { return window_dense_bytes_; }
+  double window_seconds(Phase phase) const { return window_seconds_[phase]; }
+  float last_density() const { return last_density_; }
+  // Totals since the start (for final reports and benchmarks).
+  int64_t total_steps() const { return total_steps_; }
+  int64_t total_elements() const { return total_elements_; }
+  int64_t total_sent() const { return total_sent_; }
+  int64_t total_bytes() const { return total_bytes_; }
+  double total_dense_bytes() const { return total_dense_bytes_; }
+  double total_seconds(Phase phase) const {
+    return total_seconds_[phase] + window_seconds_[phase];
+  }
+  const std::vector<BlobSelection>& last_step_blobs() const { return blobs_; }
+
+ private:
+  int current_iter_ = 0;
+  std::vector<BlobSelection> blobs_;
+  int64_t window_steps_ = 0, window_elements_ = 0, window_sent_ = 0, window_bytes_ = 0;
+  double window_dense_bytes_ = 0;
+  double window_seconds_[kNumPhases] = {0, 0, 0, 0};
+  int64_t total_steps_ = 0, total_elements_ = 0, total_sent_ = 0, total_bytes_ = 0;
+  double total_dense_bytes_ = 0;
+  double total_seconds_[kNumPhases] = {0, 0, 0, 0};
+  float last_density_ = 1;
+  std::unique_ptr<std::ofstream> csv_;
+};
+
+}  // namespace caffe
+
+#endif  // CAFFE_SYNC_EXCHANGE_STATS_HPP_

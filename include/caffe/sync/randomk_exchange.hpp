@@ -1,0 +1,22 @@
+// Baseline: each step a random k of every sparse blob's coordinates, drawn from a
+// seed all ranks share (so no indices travel), is all-reduced; the rest stays in the
+// residual. Same traffic as IWP at equal density, without importance.
+#ifndef CAFFE_SYNC_RANDOMK_EXCHANGE_HPP_
+#define CAFFE_SYNC_RANDOMK_EXCHANGE_HPP_
+
+#include "caffe/sync/residual_exchange.hpp"
+
+namespace caffe {
+
+class RandomkExchange : public ResidualExchange {
+ public:
+  using ResidualExchange::ResidualExchange;
+  const char* method_name() const override { return "RANDOMK"; }
+
+ protected:
+  int64_t ExchangeSparse(int iter, const vector<Blob*>& params, float density) override;
+};
+
+}  // namespace caffe
+
+#endif  // CAFFE_SYNC_RANDOMK_EXCHANGE_HPP_

@@ -1,0 +1,27 @@
+// The DGC-style baseline: every rank picks its own top-k of |v| per blob (after the
+// shared clip / momentum-correction / residual steps), all ranks all-gather values
+// and indices, and each sums what it received. Every rank receives N selections, so
+// the traffic per rank grows with N; comparing that growth with IWP's flat all-reduce
+// is the point of this method.
+#ifndef CAFFE_SYNC_TOPK_ALLGATHER_EXCHANGE_HPP_
+#define CAFFE_SYNC_TOPK_ALLGATHER_EXCHANGE_HPP_
+
+#include "caffe/sync/residual_exchange.hpp"
+
+namespace caffe {
+
+class TopkAllgatherExchange : public ResidualExchange {
+ public:
+  using ResidualExchange::ResidualExchange;
+  const char* method_name() const override { return "TOPK_ALLGATHER"; }
+
+ protected:
+  int64_t ExchangeSparse(int iter, const vector<Blob*>& params, float density) override;
+
+ private:
+  vector<char> send_, receive_;
+};
+
+}  // namespace caffe
+
+#endif  // CAFFE_SYNC_TOPK_ALLGATHER_EXCHANGE_HPP_

@@ -1,0 +1,48 @@
+#include "caffe/sync/exchange_stats.hpp"
+
+#include "caffe/common.hpp"
+
+namespace caffe {
+
+void ExchangeStats::EndStep(int64_t elements, int64_t sent, int64_t bytes_sent,
+                            double dense_bytes, float density) {
+  ++window_steps_;
+  ++total_steps_;
+  window_elements_ += elements;
+  total_elements_ += elements;
+  window_sent_ += sent;
+  total_sent_ += sent;
+  window_bytes_ += bytes_sent;
+  total_bytes_ += bytes_sent;
+  window_dense_bytes_ += dense_bytes;
+  total_dense_bytes_ += dense_bytes;
+  last_density_ = density;
+  if (csv_) {
+    for (const BlobSelection& b : blobs_) {
+      *csv_ << current_iter_ << ',' << b.name << ',' << b.elements << ',' << b.sent << ','
+            << b.threshold << ',' << b.vmr << ',' << b.leader << ',' << b.index_bytes << ','
+            << density << '\n';
+    }
+    *csv_ << current_iter_ << ",__step__," << elements << ',' << sent << ",0,0,-1," << bytes_sent
+          << ',' << density << '\n';
+    csv_->flush();
+  }
+}
+
+void ExchangeStats::ResetWindow() {
+  for (int p = 0; p < kNumPhases; ++p) {
+    total_seconds_[p] += window_seconds_[p];
+    window_seconds_[p] = 0;
+  }
+  window_steps_ = window_elements_ = window_sent_ = window_bytes_ = 0;
+  window_dense_bytes_ = 0;
+}
+
+void ExchangeStats::OpenCsv(const std::string& path) {
+  csv_ = std::make_unique<std::ofstream>(path);
+  CAFFE_REQUIRE(csv_->good()) << "-sync_stats " << path << ": cannot create file";
+  // bytes: index bytes for a blob row, everything this rank sent for the __step__ row.
+  *csv_ << "iteration,blob,elements,sent,threshold,vmr,leader,bytes,density\n";
+}
+
+}  // namespace caffe

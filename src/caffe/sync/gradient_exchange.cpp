@@ -1,0 +1,107 @@
+#include "caffe/sync/gradient_exchange.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "caffe/solver.hpp"
+#include "caffe/sync/dense_exchange.hpp"
+#include "caffe/sync/iwp_exchange.hpp"
+#include "caffe/sync/randomk_exchange.hpp"
+#include "caffe/sync/topk_allgather_exchange.hpp"
+
+namespace caffe {
+
+GradientExchange::GradientExchange(const SyncParameter& param, std::shared_ptr<Communicator> comm)
+    : param_(param), comm_(std::move(comm)) {
+  CHECK(comm_);
+}
+
+void GradientExchange::BroadcastInitialWeights(const vector<Blob*>& params) {
+  if (comm_->size() == 1) return;
+  for (Blob* p : params) {
+    if (p->count() == 0) continue;
+    comm_->Broadcast(p->mutable_cpu_data(), p->count() * static_cast<int64_t>(sizeof(float)), 0);
+  }
+  // Start the byte accounting after the one-time weight broadcast.
+  comm_->mutable_stats().Clear();
+}
+
+SolverAction GradientExchange::AgreeOnAction(SolverAction local) {
+  if (comm_->size() == 1) return local;
+  // One small all-reduce carries both requests; STOP wins over SNAPSHOT.
+  float flags[2] = {local == SolverAction::STOP ? 1.f : 0.f,
+                    local == SolverAction::SNAPSHOT ? 1.f : 0.f};
+  const int64_t before = comm_->stats().total_bytes_sent();
+  comm_->AllReduceSum(flags, 2);
+  // Control traffic is not gradient traffic: keep it out of the exchange's accounting.
+  auto& entry = comm_->mutable_stats().by_op["allreduce"];
+  entry.bytes_sent -= comm_->stats().total_bytes_sent() - before;
+  if (flags[0] > 0) return SolverAction::STOP;
+  if (flags[1] > 0) return SolverAction::SNAPSHOT;
+  return SolverAction::NONE;
+}
+
+double GradientExchange::DenseRingBytes(int64_t elements) const {
+  const int n = comm_->size();
+  return n > 1 ? 2.0 * (n - 1) / n * 4.0 * static_cast<double>(elements) : 0.0;
+}
+
+std::string GradientExchange::Summary() const {
+  const ExchangeStats& s = stats_;
+  if (s.window_steps() == 0) return {};
+  const double steps = static_cast<double>(s.window_steps());
+  char line[512];
+  const double nominal = s.window_sent() > 0
+                             ? static_cast<double>(s.window_elements()) / s.window_sent()
+                             : 0.0;
+  const double wire = s.window_bytes() > 0 ? s.window_dense_bytes() / s.window_bytes() : 0.0;
+  std::snprintf(line, sizeof(line),
+                "method %s, density %.6g, nominal ratio %.1fx, wire ratio %.1fx, "
+                "bytes/step %.0f, select %.2f ms, broadcast %.2f ms, allreduce %.2f ms, "
+                "scatter %.2f ms",
+                method_name(), s.last_density(), nominal, wire, s.window_bytes() / steps,
+                1e3 * s.window_seconds(ExchangeStats::SELECT) / steps,
+                1e3 * s.window_seconds(ExchangeStats::BROADCAST) / steps,
+                1e3 * s.window_seconds(ExchangeStats::ALLREDUCE) / steps,
+                1e3 * s.window_seconds(ExchangeStats::SCATTER) / steps);
+  return line;
+}
+
+void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
+  const std::string where = (source.empty() ? std::string("solver") : source) + ": sync_param.";
+  CAFFE_REQUIRE(p.density() > 0 && p.density() <= 1)
+      << where << "density must lie in (0, 1], found " << p.density();
+  for (float d : p.density_schedule()) {
+    CAFFE_REQUIRE(d > 0 && d <= 1) << where << "density_schedule values must lie in (0, 1], found " << d;
+  }
+  CAFFE_REQUIRE(p.warmup_iter() >= 0) << where << "warmup_iter must not be negative";
+  CAFFE_REQUIRE(p.density_schedule_iter() > 0) << where << "density_schedule_iter must be positive";
+  CAFFE_REQUIRE(p.bucket_size_mb() > 0) << where << "bucket_size_mb must be positive";
+  CAFFE_REQUIRE(p.epsilon() >= 0) << where << "epsilon must not be negative";
+  CAFFE_REQUIRE(p.clip_norm() >= 0) << where << "clip_norm must not be negative";
+  CAFFE_REQUIRE(p.random_fraction() >= 0 && p.random_fraction() < 1)
+      << where << "random_fraction must lie in [0, 1), found " << p.random_fraction();
+  CAFFE_REQUIRE(p.sample_fraction() > 0 && p.sample_fraction() <= 1)
+      << where << "sample_fraction must lie in (0, 1], found " << p.sample_fraction();
+  CAFFE_REQUIRE(p.min_layer_size() >= 0) << where << "min_layer_size must not be negative";
+  CAFFE_REQUIRE(SyncParameter::Method_IsValid(p.method()))
+      << where << "method " << static_cast<int>(p.method()) << " is unknown";
+}
+
+std::unique_ptr<GradientExchange> CreateGradientExchange(const SyncParameter& param,
+                                                         std::shared_ptr<Communicator> comm) {
+  switch (param.method()) {
+    case SyncParameter::DENSE:
+      return std::make_unique<DenseExchange>(param, std::move(comm));
+    case SyncParameter::IWP:
+    case SyncParameter::FIXED_THRESHOLD:
+      return std::make_unique<IwpExchange>(param, std::move(comm));
+    case SyncParameter::TOPK_ALLGATHER:
+      return std::make_unique<TopkAllgatherExchange>(param, std::move(comm));
+    case SyncParameter::RANDOMK:
+      return std::make_unique<RandomkExchange>(param, std::move(comm));
+  }
+  ErrorBuilder() << "sync_param.method " << static_cast<int>(param.method()) << " is unknown";
+}
+
+}  // namespace caffe

@@ -1,0 +1,215 @@
+#include "caffe/sync/residual_exchange.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "caffe/util/math_functions.hpp"
+
+namespace caffe {
+
+namespace {
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+constexpr uint32_t kStateMagic = 0x49575052;  // "IWPR"
+}  // namespace
+
+bool ResidualExchange::TakeOverMomentum(float momentum) {
+  if (!param_.momentum_correction()) return false;
+  momentum_ = momentum;
+  momentum_correction_ = true;
+  return true;
+}
+
+float ResidualExchange::DensityAt(int iter) const {
+  if (iter < param_.warmup_iter()) return 1.f;
+  const int after = iter - param_.warmup_iter();
+  const int stage = after / param_.density_schedule_iter();
+  if (stage < param_.density_schedule_size()) return param_.density_schedule(stage);
+  return param_.density();
+}
+
+void ResidualExchange::EnsureState(const vector<Blob*>& params) {
+  if (!residual_.empty()) {
+    // Restored state (or a previous step) must describe exactly these blobs.
+    CAFFE_REQUIRE(residual_.size() == params.size())
+        << "sync state holds " << residual_.size() << " blobs, the net has " << params.size();
+    for (size_t b = 0; b < params.size(); ++b) {
+      CAFFE_REQUIRE(static_cast<int64_t>(residual_[b].size()) == params[b]->count())
+          << "sync state blob " << b << " holds " << residual_[b].size() << " values, the net's has "
+          << params[b]->count();
+    }
+    return;
+  }
+  for (Blob* p : params) {
+    residual_.emplace_back(p->count(), 0.f);
+    velocity_.emplace_back(momentum_correction_ ? p->count() : 0, 0.f);
+  }
+}
+
+void ResidualExchange::ClipAndAccumulate(const vector<Blob*>& params) {
+  const float clip = param_.clip_norm() > 0
+                         ? param_.clip_norm() / std::sqrt(static_cast<float>(comm_->size()))
+                         : 0.f;
+  for (size_t b = 0; b < params.size(); ++b) {
+    Blob* p = params[b];
+    const int64_t n = p->count();
+    float* g = p->mutable_cpu_diff();
+    if (clip > 0) {
+      // Local clipping per blob: keeps one rank's outlier gradient from dominating
+      // the residual it will carry for many steps.
+      const float norm = std::sqrt(math::dot(n, g, g));
+      if (norm > clip) math::scal(n, clip / norm, g);
+    }
+    float* v = residual_[b].data();
+    if (momentum_correction_) {
+      float* u = velocity_[b].data();
+      for (int64_t i = 0; i < n; ++i) {
+        u[i] = momentum_ * u[i] + g[i];
+        v[i] += u[i];
+      }
+    } else {
+      math::axpy(n, 1.f, g, v);
+    }
+  }
+}
+
+void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
+  EnsureState(params);
+  stats_.BeginStep(iter);
+  const int64_t bytes_before = BytesSentSoFar();
+  auto start = std::chrono::steady_clock::now();
+  ClipAndAccumulate(params);
+  stats_.AddTime(ExchangeStats::SELECT, SecondsSince(start));
+
+  int64_t total = 0;
+  for (Blob* p : params) total += p->count();
+  const float density = DensityAt(iter);
+  int64_t sent = 0;
+  if (density >= 1.f) {
+    vector<Selection> all(params.size());
+    for (Selection& s : all) s.all = true;
+    sent = ReduceSelected(params, all);
+    for (size_t b = 0; b < params.size(); ++b) {
+      stats_.AddBlob({b < param_names_.size() ? param_names_[b] : std::to_string(b),
+                      params[b]->count(), params[b]->count(), 0.f, 0.f, -1, 0});
+    }
+  } else {
+    sent = ExchangeSparse(iter, params, density);
+  }
+  stats_.EndStep(total, sent, BytesSentSoFar() - bytes_before, DenseRingBytes(total), density);
+}
+
+void ResidualExchange::ClearSent(size_t b, const vector<int32_t>& indices) {
+  float* v = residual_[b].data();
+  for (int32_t i : indices) v[i] = 0;
+  if (momentum_correction_) {
+    float* u = velocity_[b].data();
+    for (int32_t i : indices) u[i] = 0;
+  }
+}
+
+int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
+                                         const vector<Selection>& selections) {
+  auto start = std::chrono::steady_clock::now();
+  int64_t total = 0;
+  for (size_t b = 0; b < params.size(); ++b) {
+    total += selections[b].all ? params[b]->count()
+                               : static_cast<int64_t>(selections[b].indices.size());
+  }
+  values_.resize(total);
+  int64_t pos = 0;
+  for (size_t b = 0; b < params.size(); ++b) {
+    const float* v = residual_[b].data();
+    if (selections[b].all) {
+      std::memcpy(values_.data() + pos, v, sizeof(float) * params[b]->count());
+      pos += params[b]->count();
+    } else {
+      for (int32_t i : selections[b].indices) values_[pos++] = v[i];
+    }
+  }
+  stats_.AddTime(ExchangeStats::SCATTER, SecondsSince(start));
+
+  start = std::chrono::steady_clock::now();
+  if (comm_->size() > 1 && total > 0) comm_->AllReduceSum(values_.data(), total);
+  stats_.AddTime(ExchangeStats::ALLREDUCE, SecondsSince(start));
+
+  start = std::chrono::steady_clock::now();
+  const float inv = 1.f / comm_->size();
+  pos = 0;
+  for (size_t b = 0; b < params.size(); ++b) {
+    Blob* p = params[b];
+    const int64_t n = p->count();
+    float* diff = p->mutable_cpu_diff();
+    float* v = residual_[b].data();
+    if (selections[b].all) {
+      for (int64_t i = 0; i < n; ++i) diff[i] = values_[pos + i] * inv;
+      std::fill(v, v + n, 0.f);
+      if (momentum_correction_) std::fill(velocity_[b].begin(), velocity_[b].end(), 0.f);
+      pos += n;
+    } else {
+      std::fill(diff, diff + n, 0.f);
+      for (int32_t i : selections[b].indices) diff[i] = values_[pos++] * inv;
+      ClearSent(b, selections[b].indices);
+    }
+  }
+  stats_.AddTime(ExchangeStats::SCATTER, SecondsSince(start));
+  return total;
+}
+
+std::string ResidualExchange::SaveState() const {
+  std::string out;
+  auto put = [&out](const void* data, size_t bytes) {
+    out.append(static_cast<const char*>(data), bytes);
+  };
+  const uint32_t magic = kStateMagic;
+  const uint64_t blobs = residual_.size();
+  const uint8_t has_velocity = momentum_correction_ ? 1 : 0;
+  put(&magic, 4);
+  put(&blobs, 8);
+  put(&has_velocity, 1);
+  for (size_t b = 0; b < residual_.size(); ++b) {
+    const uint64_t n = residual_[b].size();
+    put(&n, 8);
+    put(residual_[b].data(), 4 * n);
+    if (has_velocity) put(velocity_[b].data(), 4 * n);
+  }
+  return out;
+}
+
+void ResidualExchange::RestoreState(const std::string& state) {
+  size_t pos = 0;
+  auto get = [&](void* data, size_t bytes) {
+    CAFFE_REQUIRE(pos + bytes <= state.size())
+        << "sync state is truncated (" << state.size() << " bytes)";
+    std::memcpy(data, state.data() + pos, bytes);
+    pos += bytes;
+  };
+  uint32_t magic = 0;
+  uint64_t blobs = 0;
+  uint8_t has_velocity = 0;
+  get(&magic, 4);
+  CAFFE_REQUIRE(magic == kStateMagic) << "not a sync state file (bad magic)";
+  get(&blobs, 8);
+  get(&has_velocity, 1);
+  CAFFE_REQUIRE(!has_velocity || momentum_correction_ || residual_.empty())
+      << "sync state has momentum but momentum_correction is off";
+  residual_.assign(blobs, {});
+  velocity_.assign(blobs, {});
+  for (uint64_t b = 0; b < blobs; ++b) {
+    uint64_t n = 0;
+    get(&n, 8);
+    residual_[b].resize(n);
+    get(residual_[b].data(), 4 * n);
+    if (has_velocity) {
+      velocity_[b].resize(n);
+      get(velocity_[b].data(), 4 * n);
+    } else if (momentum_correction_) {
+      velocity_[b].assign(n, 0.f);
+    }
+  }
+  CAFFE_REQUIRE(pos == state.size()) << "sync state has trailing bytes";
+}
+
+}  // namespace caffe

@@ -1,0 +1,101 @@
+#include "caffe/sync/topk_allgather_exchange.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "caffe/sync/iwp_exchange.hpp"
+
+namespace caffe {
+
+namespace {
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+}  // namespace
+
+int64_t TopkAllgatherExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float density) {
+  const size_t m = params.size();
+  const int n_ranks = comm_->size();
+  auto start = std::chrono::steady_clock::now();
+  // k per blob depends only on sizes and density, so every rank knows every block's
+  // size and a fixed-size all-gather suffices.
+  vector<int64_t> k(m, 0);
+  int64_t k_total = 0;
+  vector<Selection> dense(m);
+  vector<vector<int32_t>> chosen(m);
+  vector<float> magnitude;
+  for (size_t b = 0; b < m; ++b) {
+    if (IsDenseBlob(*params[b])) {
+      dense[b].all = true;
+      continue;
+    }
+    const int64_t n = params[b]->count();
+    k[b] = std::max<int64_t>(1, static_cast<int64_t>(std::llround(density * n)));
+    k_total += k[b];
+    magnitude.resize(n);
+    const float* v = residual_[b].data();
+    for (int64_t i = 0; i < n; ++i) magnitude[i] = std::fabs(v[i]);
+    chosen[b] = IwpExchange::SelectTopK(magnitude.data(), n, k[b]);
+  }
+  // This rank's block: all values, then all indices.
+  const int64_t block_bytes = 8 * k_total;
+  send_.resize(block_bytes);
+  float* values = reinterpret_cast<float*>(send_.data());
+  int32_t* indices = reinterpret_cast<int32_t*>(send_.data() + 4 * k_total);
+  int64_t pos = 0;
+  for (size_t b = 0; b < m; ++b) {
+    for (int32_t i : chosen[b]) {
+      values[pos] = residual_[b][i];
+      indices[pos] = i;
+      ++pos;
+    }
+  }
+  stats_.AddTime(ExchangeStats::SELECT, SecondsSince(start));
+
+  // Small blobs travel densely by all-reduce (this also zeroes the sparse blobs'
+  // diffs, which the gathered selections then fill).
+  const int64_t dense_sent = ReduceSelected(params, dense);
+
+  start = std::chrono::steady_clock::now();
+  receive_.resize(block_bytes * n_ranks);
+  if (n_ranks > 1) {
+    comm_->AllGatherBytes(send_.data(), block_bytes, receive_.data());
+  } else {
+    std::memcpy(receive_.data(), send_.data(), block_bytes);
+  }
+  stats_.AddTime(ExchangeStats::ALLREDUCE, SecondsSince(start));
+
+  start = std::chrono::steady_clock::now();
+  const float inv = 1.f / n_ranks;
+  for (int r = 0; r < n_ranks; ++r) {
+    const char* block = receive_.data() + r * block_bytes;
+    const float* vals = reinterpret_cast<const float*>(block);
+    const int32_t* idx = reinterpret_cast<const int32_t*>(block + 4 * k_total);
+    int64_t offset = 0;
+    for (size_t b = 0; b < m; ++b) {
+      if (dense[b].all) continue;
+      float* diff = params[b]->mutable_cpu_diff();
+      for (int64_t j = 0; j < k[b]; ++j) diff[idx[offset + j]] += vals[offset + j] * inv;
+      offset += k[b];
+    }
+  }
+  for (size_t b = 0; b < m; ++b) {
+    if (!dense[b].all) ClearSent(b, chosen[b]);
+  }
+  stats_.AddTime(ExchangeStats::SCATTER, SecondsSince(start));
+
+  for (size_t b = 0; b < m; ++b) {
+    BlobSelection s;
+    s.name = b < param_names_.size() ? param_names_[b] : std::to_string(b);
+    s.elements = params[b]->count();
+    s.sent = dense[b].all ? s.elements : k[b];
+    s.leader = -1;
+    s.index_bytes = dense[b].all ? 0 : 4 * k[b];
+    stats_.AddBlob(s);
+  }
+  (void)iter;
+  return k_total + dense_sent;
+}
+
+}  // namespace caffe
