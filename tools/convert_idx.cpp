@@ -60,19 +60,22 @@ uint32_t BigEndian32(const std::string& bytes, size_t offset) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
 }
 
-// Validates the header and size of an IDX file; returns the item count and sets the
-// offset where the items begin and the bytes per item.
+// Validates the header and size of an IDX file of `dims` dimensions; returns the item
+// count and sets the bytes per item (and rows, cols for images).
 uint32_t CheckIdx(const std::string& path, const std::string& bytes, uint32_t magic,
                   int dims, size_t* item_bytes, uint32_t* rows, uint32_t* cols) {
+  // The magic number comes first: a swapped images/labels pair is the likeliest mistake.
   const size_t header = 4 + 4 * static_cast<size_t>(dims);
+  if (bytes.size() >= 4) {
+    const uint32_t found = BigEndian32(bytes, 0);
+    if (found != magic) {
+      ErrorBuilder() << path << ": bad IDX magic number " << found << ", expected " << magic
+                     << (magic == kImagesMagic ? " (images)" : " (labels)");
+    }
+  }
   if (bytes.size() < header) {
     ErrorBuilder() << path << ": truncated IDX header (" << bytes.size() << " bytes, expected "
                    << header << ")";
-  }
-  const uint32_t found = BigEndian32(bytes, 0);
-  if (found != magic) {
-    ErrorBuilder() << path << ": bad IDX magic number " << found << ", expected " << magic
-                   << (magic == kImagesMagic ? " (images)" : " (labels)");
   }
   const uint32_t count = BigEndian32(bytes, 4);
   *item_bytes = 1;
