@@ -132,6 +132,16 @@ TEST_F(ConvertImagesetTest, EncodedKeepsFileBytesOrReencodes) {
   ASSERT_EQ(records.size(), 2u);
   EXPECT_TRUE(records[0].second.encoded());
   EXPECT_EQ(records[0].second.data().substr(0, 2), "\xff\xd8");  // JPEG start marker
+
+  // Colour files stored as gray must decode natively to one channel.
+  ASSERT_EQ(RunCommand("rm -rf " + dir_ + "out_lmdb"), 0);
+  ASSERT_EQ(Convert("-encoded -gray", &output), 0) << output;
+  records = ReadAll();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].second.channels(), 1);
+  decoded = records[0].second;
+  ASSERT_TRUE(DecodeDatum(&decoded));
+  EXPECT_EQ(DatumShape(decoded), (vector<int64_t>{1, 3, 4}));
 }
 
 TEST_F(ConvertImagesetTest, ShuffleIsAPermutationAndRepeatable) {

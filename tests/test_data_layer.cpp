@@ -2,6 +2,7 @@
 #include <functional>
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -313,6 +314,38 @@ TEST(DataLayerTest, RunsInsideANet) {
   // Rank 1 of 2 keeps records 1 and 3.
   EXPECT_EQ(outputs[1]->cpu_data()[0], 1);
   EXPECT_EQ(outputs[1]->cpu_data()[1], 3);
+}
+
+// A data layer whose loader fails with a non-caffe exception on its third batch.
+class FailingDataLayer : public BasePrefetchingDataLayer {
+ public:
+  explicit FailingDataLayer(const LayerParameter& param) : BasePrefetchingDataLayer(param) {}
+  ~FailingDataLayer() override { StopPrefetching(); }
+  const char* type() const override { return "FailingData"; }
+
+ protected:
+  void DataLayerSetUp(const vector<Blob*>& top) override {
+    ShapeTopsAndBatches(top, {1, 1}, {1});
+  }
+  void LoadBatch(Batch* batch) override {
+    if (loaded_ == 2) throw std::runtime_error("disk on fire");
+    batch->data.mutable_cpu_data()[0] = static_cast<float>(loaded_++);
+  }
+
+ private:
+  int loaded_ = 0;
+};
+
+TEST(BasePrefetchingDataLayerTest, ThreadExceptionBecomesErrorAfterGoodBatches) {
+  FailingDataLayer layer(ParseLayer("name: 'broken' type: 'FailingData' top: 'data'"));
+  Blob data;
+  layer.SetUp({}, {&data});
+  layer.Forward({}, {&data});
+  EXPECT_EQ(data.cpu_data()[0], 0);
+  layer.Forward({}, {&data});
+  EXPECT_EQ(data.cpu_data()[0], 1);
+  EXPECT_EQ(ErrorOf([&] { layer.Forward({}, {&data}); }),
+            "layer 'broken' (FailingData): reading data failed: disk on fire");
 }
 
 #ifdef USE_OPENCV

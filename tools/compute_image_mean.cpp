@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
   }
   try {
     ComputeMean(argv[1], argv[2]);
-  } catch (const caffe::Error& e) {
+  } catch (const std::exception& e) {  // caffe::Error, and anything unexpected
     std::cerr << "error: " << e.what() << std::endl;
     return 1;
   }

@@ -48,6 +48,22 @@ bool HasExtension(const std::string& filename, const std::string& encoding) {
   if (dot == std::string::npos) return false;
   return CanonicalExtension(filename.substr(dot + 1)) == CanonicalExtension(encoding);
 }
+
+cv::Mat ReadImageFile(const std::string& filename, int flags) {
+  cv::Mat image = cv::imread(filename, flags);
+  if (image.empty()) {
+    CAFFE_REQUIRE(FileExists(filename)) << "image '" << filename << "' does not exist";
+    ErrorBuilder() << "image '" << filename << "' cannot be decoded";
+  }
+  return image;
+}
+
+cv::Mat ResizedIfAsked(const cv::Mat& image, int height, int width) {
+  if (height <= 0 || width <= 0 || (image.rows == height && image.cols == width)) return image;
+  cv::Mat resized;
+  cv::resize(image, resized, cv::Size(width, height));
+  return resized;
+}
 #endif
 
 }  // namespace
@@ -69,17 +85,9 @@ cv::Mat DecodeDatumToCVMat(const Datum& datum, ColorMode color) {
 }
 
 cv::Mat ReadImageToCVMat(const std::string& filename, int height, int width, bool is_color) {
-  cv::Mat image = cv::imread(filename, is_color ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
-  if (image.empty()) {
-    CAFFE_REQUIRE(FileExists(filename)) << "image '" << filename << "' does not exist";
-    ErrorBuilder() << "image '" << filename << "' cannot be decoded";
-  }
-  if (height > 0 && width > 0 && (image.rows != height || image.cols != width)) {
-    cv::Mat resized;
-    cv::resize(image, resized, cv::Size(width, height));
-    return resized;
-  }
-  return image;
+  const cv::Mat image =
+      ReadImageFile(filename, is_color ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
+  return ResizedIfAsked(image, height, width);
 }
 
 void CVMatToDatum(const cv::Mat& image, Datum* datum) {
@@ -114,20 +122,27 @@ bool DecodeDatum(Datum* datum, ColorMode color) {
 
 void ReadImageToDatum(const std::string& filename, int label, int height, int width,
                       bool is_color, const std::string& encoding, Datum* datum) {
-  const cv::Mat image = ReadImageToCVMat(filename, height, width, is_color);
   datum->Clear();
   if (encoding.empty()) {
-    CVMatToDatum(image, datum);
+    CVMatToDatum(ReadImageToCVMat(filename, height, width, is_color), datum);
   } else {
-    const bool resized = height > 0 && width > 0;
-    const bool same_color = (image.channels() == 3) == is_color;
+    // Decoded as stored, so the file's own bytes are kept only when they decode
+    // (natively, as readers do) to the wanted channel count.
+    cv::Mat image = ReadImageFile(filename, cv::IMREAD_ANYCOLOR);
+    const int channels = is_color ? 3 : 1;
+    const bool resize = height > 0 && width > 0 && (image.rows != height || image.cols != width);
     std::string bytes;
-    if (!resized && same_color && HasExtension(filename, encoding)) {
-      bytes = ReadFileToString(filename);  // already in the wanted format: keep it exactly
+    if (!resize && image.channels() == channels && HasExtension(filename, encoding)) {
+      bytes = ReadFileToString(filename);
     } else {
+      if (image.channels() != channels) {
+        cv::Mat converted;
+        cv::cvtColor(image, converted, is_color ? cv::COLOR_GRAY2BGR : cv::COLOR_BGR2GRAY);
+        image = converted;
+      }
+      image = ResizedIfAsked(image, height, width);
       std::vector<uchar> buffer;
-      const std::string ext = "." + CanonicalExtension(encoding);
-      CAFFE_REQUIRE(cv::imencode(ext, image, buffer))
+      CAFFE_REQUIRE(cv::imencode("." + CanonicalExtension(encoding), image, buffer))
           << "image '" << filename << "': cannot encode as " << encoding;
       bytes.assign(buffer.begin(), buffer.end());
     }
