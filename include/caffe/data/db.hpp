@@ -41,6 +41,7 @@ class DB {
   virtual ~DB() = default;
   // Throws caffe::Error naming `source` when it cannot be opened.
   virtual void Open(const std::string& source, OpenMode mode) = 0;
+  // Cursors and transactions must be destroyed before Close (or the DB's destruction).
   virtual void Close() = 0;
   virtual std::unique_ptr<Cursor> NewCursor() = 0;
   virtual std::unique_ptr<Transaction> NewTransaction() = 0;
