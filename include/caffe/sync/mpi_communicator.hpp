@@ -1,0 +1,99 @@
+// Collectives on host buffers between the processes of one mpirun/srun job, over a
+// private duplicate of MPI_COMM_WORLD (so our messages never match anyone else's).
+//
+// Byte counters record what THIS rank sends, by these conventions:
+//  - all-reduce: the ring volume, 2 (N-1)/N of the buffer, exactly as the ring below
+//    splits it (RingAllReduceBytesSent); MPI_NATIVE records the same nominal figure,
+//    whatever algorithm MPI picks internally.
+//  - broadcast: a chain from the root: every rank except the last of the chain
+//    (rank root-1 mod N) forwards the whole buffer, so N-1 ranks record `bytes`.
+//  - all-gather(v): ring convention, each rank sends its own block to N-1 ranks.
+//  - barrier, any-true: control messages, 0 bytes.
+//
+// Only compiled with USE_MPI.
+#ifndef CAFFE_SYNC_MPI_COMMUNICATOR_HPP_
+#define CAFFE_SYNC_MPI_COMMUNICATOR_HPP_
+
+#ifdef USE_MPI
+
+#include <mpi.h>
+
+#include <climits>
+#include <string>
+#include <vector>
+
+#include "caffe/sync/communicator.hpp"
+
+namespace caffe {
+
+// MPI_Init_thread on the first call (MPI_Finalize registered with atexit); later calls
+// and an MPI that someone else initialised are fine.
+void InitMpiOnce();
+// Throws caffe::Error naming `op` and MPI's own message unless status is MPI_SUCCESS.
+void ThrowIfMpiError(int status, const char* op);
+
+class MpiCommunicator : public Communicator {
+ public:
+  enum AllReduceAlgorithm {
+    RING_P2P,    // our ring: reduce-scatter then all-gather, MPI_Sendrecv per chunk
+    MPI_NATIVE,  // MPI_Allreduce, algorithm chosen by the MPI library
+  };
+
+  MpiCommunicator();
+  ~MpiCommunicator() override;
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int local_rank() const override { return local_rank_; }
+  int local_size() const override { return local_size_; }
+  std::string backend() const override { return "mpi"; }
+
+  void AllReduceSum(float* data, int64_t count) override;
+  void Broadcast(void* data, int64_t bytes, int root) override;
+  void AllGather(const float* in, int64_t count, float* out) override;
+  void AllGatherBytes(const void* in, int64_t bytes, void* out) override;
+  void AllGatherV(const float* in, const std::vector<int64_t>& counts, float* out) override;
+  void Barrier() override;
+  bool AnyTrue(bool flag) override;
+
+  AllReduceAlgorithm allreduce_algorithm() const { return algorithm_; }
+  void set_allreduce_algorithm(AllReduceAlgorithm algorithm) { algorithm_ = algorithm; }
+  // Largest element count handed to a single MPI call (MPI counts are int). Larger
+  // operations are split; tests lower it to exercise the splitting on small buffers.
+  int64_t max_count_per_call() const { return max_count_per_call_; }
+  void set_max_count_per_call(int64_t count);
+
+  MPI_Comm mpi_comm() const { return comm_; }
+
+  // Ring chunking shared by the algorithm and its byte counter: `count` elements in
+  // `size` chunks, the first count % size chunks one element longer.
+  static int64_t RingChunkBegin(int64_t count, int size, int chunk);
+  // Elements of `count` that `rank` sends in the ring all-reduce, times sizeof(float):
+  // every chunk twice except the two it receives last in each phase.
+  static int64_t RingAllReduceBytesSent(int64_t count, int size, int rank);
+
+ private:
+  void RingAllReduce(float* data, int64_t count);
+  void NativeAllReduce(float* data, int64_t count);
+  // Fixed-size gather of `count` elements of `type` (elem_size bytes) per rank.
+  void GatherBlocks(const void* in, int64_t count, MPI_Datatype type, size_t elem_size,
+                    void* out);
+  void Record(const char* op, int64_t bytes, double seconds);
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  int local_rank_ = 0;
+  int local_size_ = 1;
+  // Default chosen from bench/README.md ("All-reduce on MPI"): see the constructor.
+  AllReduceAlgorithm algorithm_ = MPI_NATIVE;
+  int64_t max_count_per_call_ = INT_MAX;
+  std::vector<float> scratch_;  // ring reduce-scatter receive buffer
+};
+
+}  // namespace caffe
+
+#endif  // USE_MPI
+#endif  // CAFFE_SYNC_MPI_COMMUNICATOR_HPP_

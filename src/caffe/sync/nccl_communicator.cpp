@@ -1,0 +1,152 @@
+// NCCL communicator: device-buffer collectives on a private stream, bootstrapped and
+// controlled over MPI.
+#ifdef USE_NCCL
+
+#include "caffe/sync/nccl_communicator.hpp"
+
+#include <chrono>
+
+#include "caffe/common.hpp"
+#include "caffe/util/device_alternate.hpp"
+
+namespace caffe {
+
+namespace {
+
+double NowSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void ThrowIfNcclError(ncclResult_t status, const char* op) {
+  if (status == ncclSuccess) return;
+  ErrorBuilder() << "NCCL " << op << " failed: " << ncclGetErrorString(status);
+}
+
+int Mod(int value, int n) { return ((value % n) + n) % n; }
+
+}  // namespace
+
+NcclCommunicator::NcclCommunicator(int device) : mpi_(std::make_unique<MpiCommunicator>()) {
+  const int devices = CudaDeviceCount();
+  CAFFE_REQUIRE(devices > 0) << "NCCL communicator: no CUDA device on rank " << rank();
+  device_ = device >= 0 ? device : local_rank() % devices;
+  CAFFE_REQUIRE(device_ < devices)
+      << "NCCL communicator: device " << device_ << " requested, " << devices << " present";
+  CUDA_CHECK(cudaSetDevice(device_));
+  CUDA_CHECK(cudaStreamCreate(&stream_));
+
+  ncclUniqueId id;
+  if (rank() == 0) ThrowIfNcclError(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  ThrowIfMpiError(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi_->mpi_comm()),
+                  "MPI_Bcast (NCCL unique id)");
+  ThrowIfNcclError(ncclCommInitRank(&comm_, size(), id, rank()), "ncclCommInitRank");
+}
+
+NcclCommunicator::~NcclCommunicator() {
+  if (comm_ != nullptr) ncclCommDestroy(comm_);
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+void NcclCommunicator::Finish(const char* op, int64_t bytes, double start_seconds) {
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  CommStats::Entry& entry = stats_.by_op[op];
+  ++entry.calls;
+  entry.bytes_sent += bytes;
+  entry.seconds += NowSeconds() - start_seconds;
+}
+
+void NcclCommunicator::AllReduceSum(float* data, int64_t count) {
+  CAFFE_REQUIRE(count >= 0) << "AllReduceSum: negative count " << count;
+  const double start = NowSeconds();
+  CUDA_CHECK(cudaSetDevice(device_));
+  if (count > 0) {
+    ThrowIfNcclError(ncclAllReduce(data, data, count, ncclFloat, ncclSum, comm_, stream_),
+                     "ncclAllReduce");
+  }
+  // NCCL's ring moves exactly the ring volume; the tree algorithm moves about as much.
+  Finish("allreduce", MpiCommunicator::RingAllReduceBytesSent(count, size(), rank()), start);
+}
+
+void NcclCommunicator::Broadcast(void* data, int64_t bytes, int root) {
+  CAFFE_REQUIRE(bytes >= 0) << "Broadcast: negative byte count " << bytes;
+  CAFFE_REQUIRE(root >= 0 && root < size())
+      << "Broadcast: root " << root << " is not a rank of " << size();
+  const double start = NowSeconds();
+  CUDA_CHECK(cudaSetDevice(device_));
+  if (bytes > 0) {
+    ThrowIfNcclError(ncclBroadcast(data, data, bytes, ncclUint8, root, comm_, stream_),
+                     "ncclBroadcast");
+  }
+  const bool forwards = size() > 1 && rank() != Mod(root - 1, size());
+  Finish("broadcast", forwards ? bytes : 0, start);
+}
+
+void NcclCommunicator::Gather(const void* in, int64_t count, ncclDataType_t type,
+                              void* out) {
+  CUDA_CHECK(cudaSetDevice(device_));
+  if (count > 0) {
+    ThrowIfNcclError(ncclAllGather(in, out, count, type, comm_, stream_), "ncclAllGather");
+  }
+}
+
+void NcclCommunicator::AllGather(const float* in, int64_t count, float* out) {
+  CAFFE_REQUIRE(count >= 0) << "AllGather: negative count " << count;
+  const double start = NowSeconds();
+  Gather(in, count, ncclFloat, out);
+  Finish("allgather", (size() - 1) * count * static_cast<int64_t>(sizeof(float)), start);
+}
+
+void NcclCommunicator::AllGatherBytes(const void* in, int64_t bytes, void* out) {
+  CAFFE_REQUIRE(bytes >= 0) << "AllGatherBytes: negative byte count " << bytes;
+  const double start = NowSeconds();
+  Gather(in, bytes, ncclUint8, out);
+  Finish("allgather", (size() - 1) * bytes, start);
+}
+
+void NcclCommunicator::AllGatherV(const float* in, const std::vector<int64_t>& counts,
+                                  float* out) {
+  CAFFE_REQUIRE(static_cast<int>(counts.size()) == size())
+      << "AllGatherV: expected one count per rank (" << size() << "), got " << counts.size();
+  for (int r = 0; r < size(); ++r) {
+    CAFFE_REQUIRE(counts[r] >= 0) << "AllGatherV: negative count " << counts[r]
+                                  << " for rank " << r;
+  }
+  const double start = NowSeconds();
+  CUDA_CHECK(cudaSetDevice(device_));
+  // NCCL has no variable-size gather: one broadcast per rank, fused into one launch.
+  ThrowIfNcclError(ncclGroupStart(), "ncclGroupStart");
+  int64_t offset = 0;
+  for (int r = 0; r < size(); ++r) {
+    if (counts[r] > 0) {
+      const float* send = r == rank() ? in : out + offset;
+      ThrowIfNcclError(ncclBroadcast(send, out + offset, counts[r], ncclFloat, r, comm_, stream_),
+                       "ncclBroadcast (all-gather-v)");
+    }
+    offset += counts[r];
+  }
+  ThrowIfNcclError(ncclGroupEnd(), "ncclGroupEnd");
+  Finish("allgatherv", (size() - 1) * counts[rank()] * static_cast<int64_t>(sizeof(float)),
+         start);
+}
+
+void NcclCommunicator::Barrier() {
+  const double start = NowSeconds();
+  // Pending device work first, so that "after the barrier" means finished everywhere.
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  ThrowIfMpiError(MPI_Barrier(mpi_->mpi_comm()), "MPI_Barrier");
+  Finish("barrier", 0, start);
+}
+
+bool NcclCommunicator::AnyTrue(bool flag) {
+  const double start = NowSeconds();
+  int value = flag ? 1 : 0;
+  ThrowIfMpiError(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_LOR, mpi_->mpi_comm()),
+                  "MPI_Allreduce (any-true)");
+  Finish("anytrue", 0, start);
+  return value != 0;
+}
+
+}  // namespace caffe
+
+#endif  // USE_NCCL
