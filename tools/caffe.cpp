@@ -14,6 +14,8 @@
 #include "caffe/common.hpp"
 #include "caffe/net.hpp"
 #include "caffe/solver.hpp"
+#include "caffe/sync/communicator.hpp"
+#include "caffe/sync/gradient_exchange.hpp"
 #include "caffe/util/device_alternate.hpp"
 #include "caffe/util/signal_handler.hpp"
 #include "caffe/util/upgrade_proto.hpp"
@@ -33,7 +35,12 @@ DEFINE_int32(level, 0, "Network level.");
 DEFINE_string(stage, "", "Network stages, comma-separated.");
 DEFINE_string(sigint_effect, "stop", "What SIGINT does during training: stop, snapshot, none.");
 DEFINE_string(sighup_effect, "snapshot", "What SIGHUP does during training: stop, snapshot, none.");
-DEFINE_int32(threads, 0, "CPU threads for BLAS and the project's loops (0: all cores).");
+DEFINE_int32(threads, 0,
+             "CPU threads for BLAS and the project's loops (0: the cores of this machine "
+             "divided by the ranks on it).");
+DEFINE_string(sync_stats, "",
+              "Write the gradient exchange's per-iteration, per-blob statistics to this CSV "
+              "(rank 0's view).");
 
 namespace caffe {
 namespace {
@@ -91,6 +98,16 @@ void ConfigureDevice(Context* context, bool solver_wants_gpu, int solver_device)
   context->set_mode(Mode::GPU);
 }
 
+// BLAS and the project's loops get this rank's share of the machine's cores, so
+// several ranks on one machine do not oversubscribe it.
+void ConfigureThreads(const Communicator& comm) {
+  int threads = FLAGS_threads;
+  if (threads <= 0) {
+    threads = std::max(1, NumThreads() / std::max(1, comm.local_size()));
+  }
+  SetNumThreads(threads);
+}
+
 void CopyWeights(const string& list, Solver* solver) {
   for (const string& file : SplitComma(list)) {
     LOG(INFO) << "Finetuning from " << file;
@@ -111,7 +128,16 @@ int Train() {
   param.mutable_train_state()->set_level(FLAGS_level);
   for (const string& stage : SplitComma(FLAGS_stage)) param.mutable_train_state()->add_stage(stage);
 
+  if (param.has_sync_param()) ValidateSyncParameter(param.sync_param(), FLAGS_solver);
+
+  // One process per device: under mpirun every rank runs this same code and the
+  // communicator says which rank it is. Started alone, it is rank 0 of 1.
+  std::shared_ptr<Communicator> comm = CreateCommunicator();
   auto context = std::make_shared<Context>();
+  context->set_rank(comm->rank(), comm->size());
+  // Rank 0 speaks for the job; the others report warnings and errors only.
+  if (comm->rank() != 0) FLAGS_minloglevel = google::GLOG_WARNING;
+  ConfigureThreads(*comm);
   ConfigureDevice(context.get(), param.solver_mode() == SolverParameter::GPU, param.device_id());
   const SolverAction sigint = ParseSignalEffect("sigint_effect", FLAGS_sigint_effect);
   const SolverAction sighup = ParseSignalEffect("sighup_effect", FLAGS_sighup_effect);
@@ -120,12 +146,29 @@ int Train() {
   shared_ptr<Solver> solver = SolverRegistry::CreateSolver(param, context, FLAGS_solver);
   solver->set_action_function(signals.GetActionFunction());
   if (!FLAGS_weights.empty()) CopyWeights(FLAGS_weights, solver.get());
+  if (comm->size() > 1 || param.has_sync_param()) {
+    std::shared_ptr<GradientExchange> exchange = CreateGradientExchange(param.sync_param(), comm);
+    if (!FLAGS_sync_stats.empty() && comm->rank() == 0) exchange->EnableStatsCsv(FLAGS_sync_stats);
+    solver->set_gradient_exchange(exchange);
+    LOG(INFO) << "Data-parallel training on " << comm->size() << " rank(s) over "
+              << comm->backend() << ", exchange " << exchange->method_name();
+  }
   LOG(INFO) << "Starting Optimization";
   solver->Solve(FLAGS_snapshot);
   std::ostringstream summary;
   summary << "Final: iteration " << solver->iter() << ", train loss " << solver->smoothed_loss();
   for (const auto& score : solver->last_test_scores()) {
     summary << ", test " << score.first << " = " << score.second;
+  }
+  if (solver->gradient_exchange()) {
+    const ExchangeStats& stats = solver->gradient_exchange()->stats();
+    if (stats.total_steps() > 0) {
+      summary << ", exchange " << solver->gradient_exchange()->method_name() << " nominal ratio "
+              << static_cast<double>(stats.total_elements()) / std::max<int64_t>(1, stats.total_sent())
+              << "x, wire ratio "
+              << (stats.total_bytes() > 0 ? stats.total_dense_bytes() / stats.total_bytes() : 0.0)
+              << "x, bytes/step " << stats.total_bytes() / stats.total_steps();
+    }
   }
   LOG(INFO) << summary.str();
   return 0;
@@ -291,6 +334,7 @@ int main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   try {
+    CAFFE_REQUIRE(FLAGS_threads >= 0) << "-threads must not be negative, found " << FLAGS_threads;
     if (FLAGS_threads > 0) caffe::SetNumThreads(FLAGS_threads);
     if (command == "train") return caffe::Train();
     if (command == "test") return caffe::Test();
