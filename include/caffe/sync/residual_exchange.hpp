@@ -41,13 +41,17 @@ class ResidualExchange : public GradientExchange {
 
   // Chooses what travels and moves it; must leave every diff holding the averaged
   // applied gradient and clear what was applied from the residuals (helpers below).
-  // Returns the number of values this rank sent.
+  // `density` applies to the large blobs (see SparseDensity). Returns the number of
+  // values this rank sent.
   virtual int64_t ExchangeSparse(int iter, const vector<Blob*>& params, float density) = 0;
 
   // One all-reduce of v at the selections (the same on every rank), then
   // diff = reduced / N at those positions and 0 elsewhere, and v, u cleared there.
   // Returns the number of values reduced.
   int64_t ReduceSelected(const vector<Blob*>& params, const vector<Selection>& selections);
+  // The density for the large blobs that makes the whole step, small blobs included,
+  // send `density` of all elements.
+  float SparseDensity(const vector<Blob*>& params, float density) const;
   // Zeroes v (and u) at these indices of blob b.
   void ClearSent(size_t b, const vector<int32_t>& indices);
   bool IsDenseBlob(const Blob& blob) const { return blob.count() < param_.min_layer_size(); }

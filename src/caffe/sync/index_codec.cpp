@@ -6,23 +6,71 @@
 
 namespace caffe {
 
-int64_t EncodedIndexBytes(SyncParameter::IndexEncoding encoding, int64_t count, int64_t n) {
-  return encoding == SyncParameter::BITMAP ? (n + 7) / 8 : 4 * count;
+namespace {
+
+int VarintBytes(uint32_t value) {
+  int bytes = 1;
+  while (value >= 0x80) {
+    value >>= 7;
+    ++bytes;
+  }
+  return bytes;
+}
+
+}  // namespace
+
+int64_t EncodedIndexBytes(SyncParameter::IndexEncoding encoding,
+                          const std::vector<int32_t>& sorted_indices, int64_t n) {
+  switch (encoding) {
+    case SyncParameter::BITMAP:
+      return (n + 7) / 8;
+    case SyncParameter::DELTA: {
+      int64_t bytes = 0;
+      int64_t previous = -1;
+      for (int32_t i : sorted_indices) {
+        bytes += VarintBytes(static_cast<uint32_t>(i - previous - 1));
+        previous = i;
+      }
+      return bytes;
+    }
+    default:
+      return 4 * static_cast<int64_t>(sorted_indices.size());
+  }
 }
 
 SyncParameter::IndexEncoding ChooseIndexEncoding(SyncParameter::IndexEncoding requested,
-                                                 int64_t count, int64_t n) {
+                                                 const std::vector<int32_t>& sorted_indices,
+                                                 int64_t n) {
   if (requested != SyncParameter::AUTO) return requested;
-  return EncodedIndexBytes(SyncParameter::INDEX, count, n) <=
-                 EncodedIndexBytes(SyncParameter::BITMAP, count, n)
-             ? SyncParameter::INDEX
-             : SyncParameter::BITMAP;
+  SyncParameter::IndexEncoding best = SyncParameter::INDEX;
+  int64_t best_bytes = EncodedIndexBytes(SyncParameter::INDEX, sorted_indices, n);
+  for (auto candidate : {SyncParameter::BITMAP, SyncParameter::DELTA}) {
+    const int64_t bytes = EncodedIndexBytes(candidate, sorted_indices, n);
+    if (bytes < best_bytes) {
+      best = candidate;
+      best_bytes = bytes;
+    }
+  }
+  return best;
 }
 
 void EncodeIndices(const std::vector<int32_t>& sorted_indices, int64_t n,
                    SyncParameter::IndexEncoding encoding, std::string* out) {
   CHECK_NE(encoding, SyncParameter::AUTO);
   const size_t start = out->size();
+  if (encoding == SyncParameter::DELTA) {
+    int64_t previous = -1;
+    for (int32_t i : sorted_indices) {
+      uint32_t gap = static_cast<uint32_t>(i - previous - 1);
+      previous = i;
+      while (gap >= 0x80) {
+        out->push_back(static_cast<char>((gap & 0x7f) | 0x80));
+        gap >>= 7;
+      }
+      out->push_back(static_cast<char>(gap));
+    }
+    return;
+  }
   if (encoding == SyncParameter::INDEX) {
     out->resize(start + 4 * sorted_indices.size());
     if (!sorted_indices.empty()) {
@@ -38,7 +86,29 @@ void EncodeIndices(const std::vector<int32_t>& sorted_indices, int64_t n,
 int64_t DecodeIndices(const char* data, int64_t available, SyncParameter::IndexEncoding encoding,
                       int64_t count, int64_t n, std::vector<int32_t>* sorted_indices) {
   sorted_indices->clear();
-  const int64_t bytes = EncodedIndexBytes(encoding, count, n);
+  if (encoding == SyncParameter::DELTA) {
+    const unsigned char* p = reinterpret_cast<const unsigned char*>(data);
+    int64_t pos = 0;
+    int64_t previous = -1;
+    sorted_indices->reserve(count);
+    for (int64_t j = 0; j < count; ++j) {
+      uint64_t gap = 0;
+      int shift = 0;
+      while (true) {
+        CAFFE_REQUIRE(pos < available && shift < 35) << "index message truncated or corrupt";
+        const unsigned char byte = p[pos++];
+        gap |= static_cast<uint64_t>(byte & 0x7f) << shift;
+        shift += 7;
+        if (!(byte & 0x80)) break;
+      }
+      const int64_t index = previous + 1 + static_cast<int64_t>(gap);
+      CAFFE_REQUIRE(index < n) << "index message corrupt: index " << index << " beyond " << n;
+      sorted_indices->push_back(static_cast<int32_t>(index));
+      previous = index;
+    }
+    return pos;
+  }
+  const int64_t bytes = encoding == SyncParameter::BITMAP ? (n + 7) / 8 : 4 * count;
   CAFFE_REQUIRE(bytes <= available) << "index message truncated: need " << bytes
                                     << " bytes, have " << available;
   if (encoding == SyncParameter::INDEX) {

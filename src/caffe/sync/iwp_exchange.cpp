@@ -297,7 +297,7 @@ int64_t IwpExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float
       for (size_t b : led) {
         const BlobChoice& c = choices[b];
         const int64_t count = static_cast<int64_t>(c.indices.size());
-        const auto encoding = ChooseIndexEncoding(param_.index_encoding(), count, params[b]->count());
+        const auto encoding = ChooseIndexEncoding(param_.index_encoding(), c.indices, params[b]->count());
         const uint8_t enc = static_cast<uint8_t>(encoding);
         message.append(reinterpret_cast<const char*>(&c.threshold), 4);
         message.append(reinterpret_cast<const char*>(&c.vmr), 4);

@@ -96,9 +96,27 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
                       params[b]->count(), params[b]->count(), 0.f, 0.f, -1, 0});
     }
   } else {
-    sent = ExchangeSparse(iter, params, density);
+    sent = ExchangeSparse(iter, params, SparseDensity(params, density));
   }
   stats_.EndStep(total, sent, BytesSentSoFar() - bytes_before, DenseRingBytes(total), density);
+}
+
+float ResidualExchange::SparseDensity(const vector<Blob*>& params, float density) const {
+  int64_t dense = 0, sparse = 0, sparse_blobs = 0;
+  for (Blob* p : params) {
+    if (IsDenseBlob(*p)) {
+      dense += p->count();
+    } else {
+      sparse += p->count();
+      ++sparse_blobs;
+    }
+  }
+  if (sparse == 0) return density;
+  // Small blobs always travel whole and count against the budget, so the large ones
+  // get what is left: the step then sends density * (all elements) in total.
+  double total = static_cast<double>(dense + sparse);
+  double left = std::max<double>(density * total - dense, static_cast<double>(sparse_blobs));
+  return static_cast<float>(std::min(1.0, left / sparse));
 }
 
 void ResidualExchange::ClearSent(size_t b, const vector<int32_t>& indices) {
