@@ -39,45 +39,68 @@ std::string FormatSeconds(double seconds) {
 
 // Enough repetitions for a stable median on small buffers, few on large ones.
 int Repetitions(int64_t bytes) {
-  return static_cast<int>(std::clamp<int64_t>((int64_t{512} << 20) / bytes, 3, 50));
+  return static_cast<int>(std::clamp<int64_t>((int64_t{2} << 30) / bytes, 5, 100));
 }
 
-void RunTable(caffe::MpiCommunicator* comm, caffe::MpiCommunicator::AllReduceAlgorithm algorithm,
-              const std::string& label, int64_t min_bytes, int64_t max_bytes) {
-  comm->set_allreduce_algorithm(algorithm);
-  const int n = comm->size();
-  const char* name = algorithm == caffe::MpiCommunicator::RING_P2P ? "RING_P2P" : "MPI_NATIVE";
-  if (comm->rank() == 0) {
-    std::printf("\n### %s%s, %d ranks\n\n", name, label.empty() ? "" : (" " + label).c_str(), n);
-    std::printf("| size | time (median) | algbw (GB/s) | busbw (GB/s) | reps |\n");
-    std::printf("|---:|---:|---:|---:|---:|\n");
-    std::fflush(stdout);
-  }
+const char* Name(caffe::MpiCommunicator::AllReduceAlgorithm algorithm) {
+  return algorithm == caffe::MpiCommunicator::RING_P2P ? "RING_P2P" : "MPI_NATIVE";
+}
+
+struct Row {
+  int64_t bytes;
+  double median_seconds;
+  int reps;
+};
+
+// Times every size with every algorithm. Repetitions of the algorithms alternate, so
+// that load from other processes on a shared machine hits them alike.
+std::vector<std::vector<Row>> Measure(
+    caffe::MpiCommunicator* comm,
+    const std::vector<caffe::MpiCommunicator::AllReduceAlgorithm>& algorithms,
+    int64_t min_bytes, int64_t max_bytes) {
+  std::vector<std::vector<Row>> rows(algorithms.size());
   for (int64_t bytes = min_bytes; bytes <= max_bytes; bytes *= 4) {
     const int64_t count = bytes / static_cast<int64_t>(sizeof(float));
     // Zeros stay zeros: no denormals or overflow, whatever the repetition count.
     std::vector<float> data(count, 0.f);
-    comm->AllReduceSum(data.data(), count);  // warm-up: connections, page faults
     const int reps = Repetitions(bytes);
-    std::vector<double> times;
-    for (int rep = 0; rep < reps; ++rep) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      const double start = MPI_Wtime();
-      comm->AllReduceSum(data.data(), count);
-      double elapsed = MPI_Wtime() - start;
-      MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-      times.push_back(elapsed);
+    std::vector<std::vector<double>> times(algorithms.size());
+    for (size_t a = 0; a < algorithms.size(); ++a) {
+      comm->set_allreduce_algorithm(algorithms[a]);
+      comm->AllReduceSum(data.data(), count);  // warm-up: connections, page faults
     }
-    std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
-    const double median = times[reps / 2];
-    const double algbw = bytes / median / 1e9;
-    const double busbw = algbw * 2.0 * (n - 1) / n;
-    if (comm->rank() == 0) {
-      std::printf("| %s | %s | %.2f | %.2f | %d |\n", FormatBytes(bytes).c_str(),
-                  FormatSeconds(median).c_str(), algbw, busbw, reps);
-      std::fflush(stdout);
+    for (int rep = 0; rep < reps; ++rep) {
+      for (size_t a = 0; a < algorithms.size(); ++a) {
+        comm->set_allreduce_algorithm(algorithms[a]);
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double start = MPI_Wtime();
+        comm->AllReduceSum(data.data(), count);
+        double elapsed = MPI_Wtime() - start;
+        MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        times[a].push_back(elapsed);
+      }
+    }
+    for (size_t a = 0; a < algorithms.size(); ++a) {
+      std::nth_element(times[a].begin(), times[a].begin() + reps / 2, times[a].end());
+      rows[a].push_back({bytes, times[a][reps / 2], reps});
     }
   }
+  return rows;
+}
+
+void PrintTable(const char* name, const std::string& label, int ranks,
+                const std::vector<Row>& rows) {
+  std::printf("\n### %s%s, %d ranks\n\n", name, label.empty() ? "" : (" " + label).c_str(),
+              ranks);
+  std::printf("| size | time (median) | algbw (GB/s) | busbw (GB/s) | reps |\n");
+  std::printf("|---:|---:|---:|---:|---:|\n");
+  for (const Row& row : rows) {
+    const double algbw = row.bytes / row.median_seconds / 1e9;
+    const double busbw = algbw * 2.0 * (ranks - 1) / ranks;
+    std::printf("| %s | %s | %.2f | %.2f | %d |\n", FormatBytes(row.bytes).c_str(),
+                FormatSeconds(row.median_seconds).c_str(), algbw, busbw, row.reps);
+  }
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -114,8 +137,15 @@ int main(int argc, char** argv) {
   if (comm.size() < 2 && comm.rank() == 0) {
     std::fprintf(stderr, "warning: one rank only; run under mpirun -np 2 or more\n");
   }
-  if (algo != "native") RunTable(&comm, caffe::MpiCommunicator::RING_P2P, label, min_bytes, max_bytes);
-  if (algo != "ring") RunTable(&comm, caffe::MpiCommunicator::MPI_NATIVE, label, min_bytes, max_bytes);
+  std::vector<caffe::MpiCommunicator::AllReduceAlgorithm> algorithms;
+  if (algo != "native") algorithms.push_back(caffe::MpiCommunicator::RING_P2P);
+  if (algo != "ring") algorithms.push_back(caffe::MpiCommunicator::MPI_NATIVE);
+  const auto rows = Measure(&comm, algorithms, min_bytes, max_bytes);
+  if (comm.rank() == 0) {
+    for (size_t a = 0; a < algorithms.size(); ++a) {
+      PrintTable(Name(algorithms[a]), label, comm.size(), rows[a]);
+    }
+  }
   return 0;
 }
 

@@ -26,6 +26,10 @@
 #include "caffe/common.hpp"
 #include "caffe/sync/communicator.hpp"
 #include "caffe/sync/mpi_communicator.hpp"
+#ifdef USE_NCCL
+#include "caffe/sync/nccl_communicator.hpp"
+#include "caffe/util/device_alternate.hpp"
+#endif
 
 namespace caffe {
 namespace {
@@ -472,6 +476,87 @@ TEST_F(MpiCommunicatorTest, MpiErrorsBecomeCaffeErrors) {
   }
   EXPECT_NO_THROW(ThrowIfMpiError(MPI_SUCCESS, "nothing"));
 }
+
+
+// ---- NCCL (CUDA builds, one GPU per rank on each machine; skipped elsewhere) ----
+#ifdef USE_NCCL
+
+// A device copy of a host vector, freed with the object.
+struct DeviceFloats {
+  explicit DeviceFloats(const std::vector<float>& host) : count(host.size()) {
+    CUDA_CHECK(cudaMalloc(&data, std::max<size_t>(count, 1) * sizeof(float)));
+    if (count > 0) {
+      CUDA_CHECK(cudaMemcpy(data, host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+    }
+  }
+  ~DeviceFloats() { cudaFree(data); }
+  std::vector<float> ToHost() const {
+    std::vector<float> host(count);
+    if (count > 0) {
+      CUDA_CHECK(cudaMemcpy(host.data(), data, count * sizeof(float), cudaMemcpyDeviceToHost));
+    }
+    return host;
+  }
+  float* data = nullptr;
+  size_t count;
+};
+
+TEST_F(MpiCommunicatorTest, NcclCollectivesOnDeviceBuffers) {
+  // Every rank must agree to skip: NCCL needs a GPU of its own per rank.
+  const bool lacks_gpu = CudaDeviceCount() < comm_->local_size();
+  if (comm_->AnyTrue(lacks_gpu)) GTEST_SKIP() << "needs one GPU per rank on each machine";
+  NcclCommunicator nccl;
+  EXPECT_EQ(nccl.backend(), "nccl");
+  EXPECT_EQ(nccl.rank(), rank_);
+  EXPECT_EQ(nccl.size(), n_);
+
+  const int64_t count = 1000003;
+  std::vector<float> values(count);
+  for (int64_t i = 0; i < count; ++i) values[i] = IntegerValue(rank_, i);
+  DeviceFloats sum(values);
+  nccl.AllReduceSum(sum.data, count);
+  const std::vector<float> reduced = sum.ToHost();
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    float expected = 0;
+    for (int r = 0; r < n_; ++r) expected += IntegerValue(r, i);
+    wrong += reduced[i] != expected;
+  }
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(nccl.stats().by_op.at("allreduce").bytes_sent,
+            ExpectedRingElements(count, n_, rank_) * 4);
+
+  const int root = n_ - 1;
+  DeviceFloats broadcast(std::vector<float>(5, rank_ == root ? 42.f : -1.f));
+  nccl.Broadcast(broadcast.data, 5 * sizeof(float), root);
+  EXPECT_EQ(broadcast.ToHost(), std::vector<float>(5, 42.f));
+
+  DeviceFloats block(std::vector<float>{rank_ * 10.f, rank_ * 10.f + 1});
+  DeviceFloats gathered(std::vector<float>(2 * n_, -1.f));
+  nccl.AllGather(block.data, 2, gathered.data);
+  std::vector<float> expected_gather;
+  for (int r = 0; r < n_; ++r) expected_gather.insert(expected_gather.end(), {r * 10.f, r * 10.f + 1});
+  EXPECT_EQ(gathered.ToHost(), expected_gather);
+
+  std::vector<int64_t> counts(n_);
+  std::vector<float> expected_v;
+  for (int r = 0; r < n_; ++r) {
+    counts[r] = r == 1 ? 0 : r + 2;
+    for (int64_t i = 0; i < counts[r]; ++i) expected_v.push_back(r * 100.f + i);
+  }
+  std::vector<float> mine(counts[rank_]);
+  for (int64_t i = 0; i < counts[rank_]; ++i) mine[i] = rank_ * 100.f + i;
+  DeviceFloats mine_device(mine), gathered_v(std::vector<float>(expected_v.size(), -1.f));
+  nccl.AllGatherV(mine_device.data, counts, gathered_v.data);
+  EXPECT_EQ(gathered_v.ToHost(), expected_v);
+  EXPECT_EQ(nccl.stats().by_op.at("allgatherv").bytes_sent, (n_ - 1) * counts[rank_] * 4);
+
+  EXPECT_TRUE(nccl.AnyTrue(rank_ == 0));
+  EXPECT_FALSE(nccl.AnyTrue(false));
+  nccl.Barrier();
+}
+
+#endif  // USE_NCCL
 
 }  // namespace
 }  // namespace caffe

@@ -155,8 +155,8 @@ void MpiCommunicator::RingAllReduce(float* data, int64_t count) {
                                    scratch_.data(), recv_length, MPI_FLOAT, left, kRingTag,
                                    comm_, MPI_STATUS_IGNORE),
                       "all-reduce (ring reduce-scatter)");
-      float* sum = data + recv_begin;
-      const float* received = scratch_.data();
+      float* __restrict sum = data + recv_begin;
+      const float* __restrict received = scratch_.data();
       for (int i = 0; i < recv_length; ++i) sum[i] += received[i];
       elements_sent += send_length;
     }
