@@ -85,6 +85,8 @@ class Solver {
   void DisplayProgress(float loss, int start_iter, int stop_iter);
   SolverAction RequestedAction();
   string SnapshotFilename(const string& extension) const;
+  // <prefix>_iter_N.rank<R>.solverstate for <prefix>_iter_N.solverstate.
+  static string RankStateFilename(const string& state_file, int rank);
 
   shared_ptr<GradientExchange> exchange_;
   std::function<SolverAction()> action_function_;

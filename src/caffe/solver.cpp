@@ -409,6 +409,12 @@ void Solver::Test(int test_net_id) {
 
 // ------------------------------------------------------------------ snapshots
 
+string Solver::RankStateFilename(const string& state_file, int rank) {
+  const size_t dot = state_file.rfind(".solverstate");
+  return (dot == string::npos ? state_file : state_file.substr(0, dot)) + ".rank" +
+         std::to_string(rank) + ".solverstate";
+}
+
 string Solver::SnapshotFilename(const string& extension) const {
   return param_.snapshot_prefix() + "_iter_" + std::to_string(iter_) + extension;
 }
@@ -429,13 +435,16 @@ string Solver::Snapshot() {
       << source_ << ": only snapshot_format BINARYPROTO is supported (HDF5 is not built)";
   const string model_file = SnapshotFilename(".caffemodel");
   const string state_file = SnapshotFilename(".solverstate");
-  // Per-rank exchange state (IWP residuals) sits beside the solverstate.
+  // Every rank's own random stream and exchange state (IWP residuals) sit beside
+  // the solverstate, so that resume is exact on all ranks.
   if (exchange_ && exchange_->world_size() > 1) {
-    const string sync_state = exchange_->SaveState();
-    if (!sync_state.empty()) {
-      WriteFileAtomically(SnapshotFilename(".syncstate.rank" + std::to_string(context_->rank())),
-                          sync_state);
-    }
+    SolverState mine;
+    mine.set_iter(iter_);
+    mine.set_rank(context_->rank());
+    mine.set_world_size(exchange_->world_size());
+    mine.set_rng_state(context_->SerializeRng());
+    mine.set_sync_state(exchange_->SaveState());
+    WriteProtoToBinaryFile(mine, RankStateFilename(state_file, context_->rank()));
   }
   if (!is_root()) return model_file;
   NetParameter net_param;
@@ -479,10 +488,18 @@ void Solver::Restore(const string& state_file) {
   iter_ = state.iter();
   if (state.has_rng_state()) context_->DeserializeRng(state.rng_state());
   if (exchange_ && exchange_->world_size() > 1) {
-    const size_t dot = state_file.rfind(".solverstate");
-    const string sync_file = (dot == string::npos ? state_file : state_file.substr(0, dot)) +
-                             ".syncstate.rank" + std::to_string(context_->rank());
-    if (FileExists(sync_file)) exchange_->RestoreState(ReadFileToString(sync_file));
+    const string rank_file = RankStateFilename(state_file, context_->rank());
+    SolverState mine;
+    ReadProtoFromBinaryFile(rank_file, &mine);
+    CAFFE_REQUIRE(mine.iter() == state.iter() && mine.world_size() == exchange_->world_size())
+        << rank_file << ": written at iteration " << mine.iter() << " by " << mine.world_size()
+        << " rank(s); resuming iteration " << state.iter() << " on " << exchange_->world_size();
+    if (mine.has_rng_state()) context_->DeserializeRng(mine.rng_state());
+    try {
+      exchange_->RestoreState(mine.sync_state());
+    } catch (const Error& e) {
+      ErrorBuilder() << rank_file << ": " << e.what();
+    }
   }
 }
 
