@@ -1,0 +1,49 @@
+// Batch normalization on oneDNN (engine: DNNL). Only the normalization moves to
+// oneDNN; Caffe's three statistics blobs are kept and updated by the reference
+// BatchNormLayer code from the batch mean and variance oneDNN returns, so running
+// statistics, snapshots and use_global_stats behave exactly as with engine CAFFE.
+// Backward in TRAIN runs oneDNN's backward on the saved normalized input (mean 0,
+// variance 1) with 1/sqrt(var + eps) as its scale: the same gradient as Caffe's,
+// and correct when the layer ran in place and the input itself is gone.
+#ifndef CAFFE_LAYERS_DNNL_BATCH_NORM_LAYER_HPP_
+#define CAFFE_LAYERS_DNNL_BATCH_NORM_LAYER_HPP_
+
+#ifdef USE_DNNL
+
+#include "caffe/layers/batch_norm_layer.hpp"
+#include "caffe/util/dnnl_context.hpp"
+
+namespace caffe {
+
+class DnnlBatchNormLayer : public BatchNormLayer {
+ public:
+  explicit DnnlBatchNormLayer(const LayerParameter& param) : BatchNormLayer(param) {}
+  void Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  bool uses_dnnl() const { return supported_; }
+
+ protected:
+  void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override;
+
+ private:
+  void Build();
+  void ComputeInverseStd();
+
+  bool supported_ = false;
+  vector<int64_t> built_shape_;
+  int built_threads_ = 0;
+  bool built_global_ = false;
+
+  dnnl::batch_normalization_forward fwd_;
+  dnnl::batch_normalization_backward bwd_;
+  dnnl::memory src_, dst_, mean_mem_, variance_mem_;
+  dnnl::memory x_hat_, diff_dst_, diff_src_, zero_mean_, unit_variance_, scale_;
+  dnnl::memory diff_scale_;
+  Blob zeros_, ones_;  // the normalized input's statistics, for backward
+};
+
+}  // namespace caffe
+
+#endif  // USE_DNNL
+#endif  // CAFFE_LAYERS_DNNL_BATCH_NORM_LAYER_HPP_

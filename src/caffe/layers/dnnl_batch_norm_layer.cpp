@@ -1,0 +1,145 @@
+#ifdef USE_DNNL
+
+#include "caffe/layers/dnnl_batch_norm_layer.hpp"
+
+#include <cmath>
+
+#include "caffe/util/math_functions.hpp"
+
+namespace caffe {
+
+using dnnl::memory;
+
+void DnnlBatchNormLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  BatchNormLayer::Reshape(bottom, top);
+  const int threads = DnnlThreads();
+  if (bottom[0]->shape() == built_shape_ && threads == built_threads_ &&
+      use_global_stats_ == built_global_) {
+    return;
+  }
+  built_shape_ = bottom[0]->shape();
+  built_threads_ = threads;
+  built_global_ = use_global_stats_;
+  supported_ = bottom[0]->num_axes() >= 2 && bottom[0]->count() > 0;
+  if (!supported_) return;
+  try {
+    Build();
+  } catch (const dnnl::error& e) {
+    LOG(WARNING) << "layer '" << name() << "' (BatchNorm, DNNL): oneDNN refused the shape ("
+                 << e.what() << "); running the reference engine";
+    supported_ = false;
+  }
+}
+
+void DnnlBatchNormLayer::Build() {
+  const dnnl::engine& engine = ThreadDnnlContext().engine;
+  // Every axis after the channels is "spatial" to Caffe; fold them into one.
+  const memory::desc md = PlainDesc({num_, channels_, spatial_, 1});
+  const memory::desc channel_md = PlainDesc({channels_});
+  if (use_global_stats_) {
+    dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, md, eps_,
+                                                 dnnl::normalization_flags::use_global_stats);
+    fwd_ = dnnl::batch_normalization_forward(
+        dnnl::batch_normalization_forward::primitive_desc(desc, engine));
+  } else {
+    dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_training, md, eps_,
+                                                 dnnl::normalization_flags::none);
+    fwd_ = dnnl::batch_normalization_forward(
+        dnnl::batch_normalization_forward::primitive_desc(desc, engine));
+    // Backward sees x_hat, whose statistics are exactly mean 0 and variance 1, so
+    // epsilon is 0 there; Caffe's 1/sqrt(var + eps) comes in as the scale.
+    const auto flags = dnnl::normalization_flags::use_scale;
+    dnnl::batch_normalization_forward::desc hint_desc(dnnl::prop_kind::forward_training, md,
+                                                      0.f, flags);
+    dnnl::batch_normalization_forward::primitive_desc hint(hint_desc, engine);
+    // backward, not backward_data: oneDNN offers the scale only with the full
+    // backward, whose scale gradient lands in a scratch buffer nobody reads.
+    dnnl::batch_normalization_backward::desc bwd_desc(dnnl::prop_kind::backward, md, md, 0.f,
+                                                      flags);
+    bwd_ = dnnl::batch_normalization_backward(
+        dnnl::batch_normalization_backward::primitive_desc(bwd_desc, engine, hint));
+    zeros_.Reshape({channels_});
+    ones_.Reshape({channels_});
+    math::set(channels_, 0.f, zeros_.mutable_cpu_data());
+    math::set(channels_, 1.f, ones_.mutable_cpu_data());
+    x_hat_ = memory(md, engine, DNNL_MEMORY_NONE);
+    diff_dst_ = memory(md, engine, DNNL_MEMORY_NONE);
+    diff_src_ = memory(md, engine, DNNL_MEMORY_NONE);
+    zero_mean_ = memory(channel_md, engine, DNNL_MEMORY_NONE);
+    unit_variance_ = memory(channel_md, engine, DNNL_MEMORY_NONE);
+    scale_ = memory(channel_md, engine, DNNL_MEMORY_NONE);
+    diff_scale_ = memory(channel_md, engine);
+  }
+  src_ = memory(md, engine, DNNL_MEMORY_NONE);
+  dst_ = memory(md, engine, DNNL_MEMORY_NONE);
+  mean_mem_ = memory(channel_md, engine, DNNL_MEMORY_NONE);
+  variance_mem_ = memory(channel_md, engine, DNNL_MEMORY_NONE);
+}
+
+void DnnlBatchNormLayer::ComputeInverseStd() {
+  const float* variance = variance_.cpu_data();
+  float* inv_std = inv_std_.mutable_cpu_data();
+  for (int64_t c = 0; c < channels_; ++c) inv_std[c] = 1.f / std::sqrt(variance[c] + eps_);
+}
+
+void DnnlBatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  if (!supported_) {
+    BatchNormLayer::Forward_cpu(bottom, top);
+    return;
+  }
+  dnnl::stream& stream = ThreadDnnlContext().stream;
+  if (use_global_stats_) {
+    // The running estimates, exactly as the reference layer reads them.
+    const float normalizer = blobs_[2]->cpu_data()[0];
+    const float factor = normalizer == 0.f ? 0.f : 1.f / normalizer;
+    math::scale(channels_, factor, blobs_[0]->cpu_data(), mean_.mutable_cpu_data());
+    math::scale(channels_, factor, blobs_[1]->cpu_data(), variance_.mutable_cpu_data());
+  }
+  // Training forward writes the batch mean and (biased) variance here; inference
+  // reads the running estimates from the same buffers.
+  mean_mem_.set_data_handle(mean_.mutable_cpu_data());
+  variance_mem_.set_data_handle(variance_.mutable_cpu_data());
+  src_.set_data_handle(const_cast<float*>(bottom[0]->cpu_data()));
+  float* y = top[0]->mutable_cpu_data();
+  dst_.set_data_handle(y);
+  fwd_.execute(stream, {{DNNL_ARG_SRC, src_},
+                        {DNNL_ARG_DST, dst_},
+                        {DNNL_ARG_MEAN, mean_mem_},
+                        {DNNL_ARG_VARIANCE, variance_mem_}});
+  stream.wait();
+  ComputeInverseStd();
+  if (!use_global_stats_) {
+    math::copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
+    UpdateRunningStatistics();
+  }
+}
+
+void DnnlBatchNormLayer::Backward_cpu(const vector<Blob*>& top,
+                                      const vector<bool>& propagate_down,
+                                      const vector<Blob*>& bottom) {
+  // With global statistics the gradient is one multiply per element.
+  if (!supported_ || use_global_stats_) {
+    BatchNormLayer::Backward_cpu(top, propagate_down, bottom);
+    return;
+  }
+  if (!propagate_down[0]) return;
+  dnnl::stream& stream = ThreadDnnlContext().stream;
+  x_hat_.set_data_handle(const_cast<float*>(x_norm_.cpu_data()));
+  diff_dst_.set_data_handle(const_cast<float*>(top[0]->cpu_diff()));
+  diff_src_.set_data_handle(bottom[0]->mutable_cpu_diff());
+  zero_mean_.set_data_handle(const_cast<float*>(zeros_.cpu_data()));
+  unit_variance_.set_data_handle(const_cast<float*>(ones_.cpu_data()));
+  scale_.set_data_handle(const_cast<float*>(inv_std_.cpu_data()));
+  bwd_.execute(stream, {{DNNL_ARG_SRC, x_hat_},
+                        {DNNL_ARG_MEAN, zero_mean_},
+                        {DNNL_ARG_VARIANCE, unit_variance_},
+                        {DNNL_ARG_SCALE, scale_},
+                        {DNNL_ARG_DIFF_SCALE, diff_scale_},
+                        {DNNL_ARG_DIFF_DST, diff_dst_},
+                        {DNNL_ARG_DIFF_SRC, diff_src_}});
+  stream.wait();
+}
+
+}  // namespace caffe
+
+#endif  // USE_DNNL
