@@ -242,6 +242,37 @@ TEST(DnnlConvolutionTest, Gradient) {
   EXPECT_EQ(checker.checked(), 240 + 72 + 4);
 }
 
+TEST(DnnlConvolutionTest, OnlyRequestedGradientsAreTouched) {
+  const LayerParameter param = ParseLayer(Conv("num_output: 16 kernel_size: 3 pad: 1"));
+  ConvolutionLayer reference(param);
+  DnnlConvolutionLayer dnnl(param);
+  Blob x({2, 16, 5, 5}), y_ref, y;
+  FillUniform(&x, -1.f, 1.f);
+  reference.SetUp({&x}, {&y_ref});
+  dnnl.SetUp({&x}, {&y});
+  for (int b = 0; b < 2; ++b) {
+    dnnl.blobs()[b]->CopyFrom(*reference.blobs()[b]);
+    std::fill_n(reference.blobs()[b]->mutable_cpu_diff(), reference.blobs()[b]->count(), 0.5f);
+    std::fill_n(dnnl.blobs()[b]->mutable_cpu_diff(), dnnl.blobs()[b]->count(), 0.5f);
+  }
+  reference.set_param_propagate_down(1, false);
+  dnnl.set_param_propagate_down(1, false);
+  reference.Forward({&x}, {&y_ref});
+  dnnl.Forward({&x}, {&y});
+  FillUniform(&y_ref, -1.f, 1.f);  // any top diff; copy it into both
+  std::copy_n(y_ref.cpu_data(), y.count(), y_ref.mutable_cpu_diff());
+  std::copy_n(y_ref.cpu_data(), y.count(), y.mutable_cpu_diff());
+  std::fill_n(x.mutable_cpu_diff(), x.count(), 9.f);
+  reference.Backward({&y_ref}, {false}, {&x});
+  dnnl.Backward({&y}, {false}, {&x});
+  for (int64_t i = 0; i < x.count(); ++i) ASSERT_EQ(x.cpu_diff()[i], 9.f) << i;
+  for (int64_t i = 0; i < dnnl.blobs()[1]->count(); ++i) {
+    ASSERT_EQ(dnnl.blobs()[1]->cpu_diff()[i], 0.5f) << i;
+  }
+  ExpectClose(dnnl.blobs()[0]->cpu_diff(), reference.blobs()[0]->cpu_diff(),
+              reference.blobs()[0]->count(), "weight diff");
+}
+
 TEST(DnnlConvolutionTest, BadParametersStillRaiseErrors) {
   DnnlConvolutionLayer layer(ParseLayer(Conv("num_output: 4 kernel_size: 3 group: 2")));
   Blob x({1, 3, 5, 5}), y;
@@ -455,6 +486,15 @@ TEST(DnnlEngineSelectionTest, EngineFieldPicksTheClass) {
 TEST(DnnlEngineSelectionTest, EnvironmentOverridesDefault) {
   const LayerParameter ip = ParseLayer(InnerProduct("num_output: 2"));
   const LayerParameter conv = ParseLayer(Conv("num_output: 2 kernel_size: 3"));
+  {
+    // DEFAULT without the variable: the measured choice (oneDNN for convolution,
+    // OpenBLAS GEMM for inner products).
+    ScopedEnv env("CAFFE_DEFAULT_ENGINE", "");
+    EXPECT_NE(dynamic_cast<DnnlConvolutionLayer*>(LayerRegistry::CreateLayer(conv).get()),
+              nullptr);
+    EXPECT_EQ(dynamic_cast<DnnlInnerProductLayer*>(LayerRegistry::CreateLayer(ip).get()),
+              nullptr);
+  }
   {
     ScopedEnv env("CAFFE_DEFAULT_ENGINE", "CAFFE");
     EXPECT_EQ(dynamic_cast<DnnlInnerProductLayer*>(LayerRegistry::CreateLayer(ip).get()),

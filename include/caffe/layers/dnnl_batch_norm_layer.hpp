@@ -5,6 +5,9 @@
 // Backward in TRAIN runs oneDNN's backward on the saved normalized input (mean 0,
 // variance 1) with 1/sqrt(var + eps) as its scale: the same gradient as Caffe's,
 // and correct when the layer ran in place and the input itself is gone.
+// oneDNN's batch norm for plain NCHW is a slow generic loop, so the data is reordered
+// into the channel-blocked layout around it; the normalized input is then kept in
+// that layout for backward instead of in x_norm_.
 #ifndef CAFFE_LAYERS_DNNL_BATCH_NORM_LAYER_HPP_
 #define CAFFE_LAYERS_DNNL_BATCH_NORM_LAYER_HPP_
 
@@ -27,7 +30,7 @@ class DnnlBatchNormLayer : public BatchNormLayer {
                     const vector<Blob*>& bottom) override;
 
  private:
-  void Build();
+  void Build(const dnnl::memory::desc& layout);
   void ComputeInverseStd();
 
   bool supported_ = false;
@@ -37,9 +40,11 @@ class DnnlBatchNormLayer : public BatchNormLayer {
 
   dnnl::batch_normalization_forward fwd_;
   dnnl::batch_normalization_backward bwd_;
-  dnnl::memory src_, dst_, mean_mem_, variance_mem_;
-  dnnl::memory x_hat_, diff_dst_, diff_src_, zero_mean_, unit_variance_, scale_;
-  dnnl::memory diff_scale_;
+  DnnlLayoutBridge src_, dst_, diff_dst_, diff_src_;
+  dnnl::memory mean_mem_, variance_mem_;
+  // x_hat in x_norm_, used when no reorder happens (dst_ has then no buffer of its own).
+  dnnl::memory plain_x_hat_;
+  dnnl::memory zero_mean_, unit_variance_, scale_, diff_scale_;
   Blob zeros_, ones_;  // the normalized input's statistics, for backward
 };
 

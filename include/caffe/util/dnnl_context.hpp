@@ -29,6 +29,10 @@ int DnnlThreads();
 
 // Plain row-major float32 descriptor (NCHW for 4-d, OI for 2-d, ...).
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims);
+// N x C x H x W in the channel-blocked layout oneDNN's vector kernels want (16
+// channels per block with AVX-512, else 8). For primitives that cannot take
+// format_tag::any and whose plain-layout kernels are slow (LRN, batch norm).
+dnnl::memory::desc ChannelBlockedDesc(const dnnl::memory::dims& dims);
 
 // Carries one tensor across the boundary between a blob (plain layout, user memory)
 // and a primitive that may want another layout. When the layouts agree the primitive
@@ -47,6 +51,9 @@ class DnnlLayoutBridge {
   dnnl::memory Write(float* data);
   // Moves what the primitive wrote into `data` (no-op when no reorder is needed).
   void Commit(float* data);
+  // The private buffer in the primitive's layout (empty when no reorder is needed):
+  // what the primitive last wrote or read, for a layer that wants to keep it.
+  const dnnl::memory& internal() const { return internal_; }
 
  private:
   bool initialized_ = false;

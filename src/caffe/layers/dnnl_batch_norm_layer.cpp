@@ -22,56 +22,64 @@ void DnnlBatchNormLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*
   built_global_ = use_global_stats_;
   supported_ = bottom[0]->num_axes() >= 2 && bottom[0]->count() > 0;
   if (!supported_) return;
+  // Every axis after the channels is "spatial" to Caffe; fold them into one.
+  const memory::dims dims{num_, channels_, spatial_, 1};
   try {
-    Build();
-  } catch (const dnnl::error& e) {
-    LOG(WARNING) << "layer '" << name() << "' (BatchNorm, DNNL): oneDNN refused the shape ("
-                 << e.what() << "); running the reference engine";
-    supported_ = false;
+    Build(ChannelBlockedDesc(dims));
+  } catch (const dnnl::error&) {
+    try {
+      Build(PlainDesc(dims));
+    } catch (const dnnl::error& e) {
+      LOG(WARNING) << "layer '" << name() << "' (BatchNorm, DNNL): oneDNN refused the shape ("
+                   << e.what() << "); running the reference engine";
+      supported_ = false;
+    }
   }
 }
 
-void DnnlBatchNormLayer::Build() {
+void DnnlBatchNormLayer::Build(const memory::desc& layout) {
   const dnnl::engine& engine = ThreadDnnlContext().engine;
-  // Every axis after the channels is "spatial" to Caffe; fold them into one.
-  const memory::desc md = PlainDesc({num_, channels_, spatial_, 1});
+  const memory::desc plain = PlainDesc({num_, channels_, spatial_, 1});
   const memory::desc channel_md = PlainDesc({channels_});
   if (use_global_stats_) {
-    dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, md, eps_,
+    dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, layout,
+                                                 eps_,
                                                  dnnl::normalization_flags::use_global_stats);
-    fwd_ = dnnl::batch_normalization_forward(
-        dnnl::batch_normalization_forward::primitive_desc(desc, engine));
+    dnnl::batch_normalization_forward::primitive_desc pd(desc, engine);
+    fwd_ = dnnl::batch_normalization_forward(pd);
+    src_.Init(plain, pd.src_desc());
+    dst_.Init(plain, pd.dst_desc());
   } else {
-    dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_training, md, eps_,
+    dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_training, layout, eps_,
                                                  dnnl::normalization_flags::none);
-    fwd_ = dnnl::batch_normalization_forward(
-        dnnl::batch_normalization_forward::primitive_desc(desc, engine));
+    dnnl::batch_normalization_forward::primitive_desc pd(desc, engine);
     // Backward sees x_hat, whose statistics are exactly mean 0 and variance 1, so
     // epsilon is 0 there; Caffe's 1/sqrt(var + eps) comes in as the scale.
     const auto flags = dnnl::normalization_flags::use_scale;
-    dnnl::batch_normalization_forward::desc hint_desc(dnnl::prop_kind::forward_training, md,
+    dnnl::batch_normalization_forward::desc hint_desc(dnnl::prop_kind::forward_training, layout,
                                                       0.f, flags);
     dnnl::batch_normalization_forward::primitive_desc hint(hint_desc, engine);
     // backward, not backward_data: oneDNN offers the scale only with the full
     // backward, whose scale gradient lands in a scratch buffer nobody reads.
-    dnnl::batch_normalization_backward::desc bwd_desc(dnnl::prop_kind::backward, md, md, 0.f,
-                                                      flags);
-    bwd_ = dnnl::batch_normalization_backward(
-        dnnl::batch_normalization_backward::primitive_desc(bwd_desc, engine, hint));
+    dnnl::batch_normalization_backward::desc bwd_desc(dnnl::prop_kind::backward, layout, layout,
+                                                      0.f, flags);
+    dnnl::batch_normalization_backward::primitive_desc bwd_pd(bwd_desc, engine, hint);
+    fwd_ = dnnl::batch_normalization_forward(pd);
+    bwd_ = dnnl::batch_normalization_backward(bwd_pd);
+    src_.Init(plain, pd.src_desc());
+    dst_.Init(plain, pd.dst_desc());
+    diff_dst_.Init(plain, bwd_pd.diff_dst_desc());
+    diff_src_.Init(plain, bwd_pd.diff_src_desc());
+    plain_x_hat_ = memory(plain, engine, DNNL_MEMORY_NONE);
     zeros_.Reshape({channels_});
     ones_.Reshape({channels_});
     math::set(channels_, 0.f, zeros_.mutable_cpu_data());
     math::set(channels_, 1.f, ones_.mutable_cpu_data());
-    x_hat_ = memory(md, engine, DNNL_MEMORY_NONE);
-    diff_dst_ = memory(md, engine, DNNL_MEMORY_NONE);
-    diff_src_ = memory(md, engine, DNNL_MEMORY_NONE);
     zero_mean_ = memory(channel_md, engine, DNNL_MEMORY_NONE);
     unit_variance_ = memory(channel_md, engine, DNNL_MEMORY_NONE);
     scale_ = memory(channel_md, engine, DNNL_MEMORY_NONE);
     diff_scale_ = memory(channel_md, engine);
   }
-  src_ = memory(md, engine, DNNL_MEMORY_NONE);
-  dst_ = memory(md, engine, DNNL_MEMORY_NONE);
   mean_mem_ = memory(channel_md, engine, DNNL_MEMORY_NONE);
   variance_mem_ = memory(channel_md, engine, DNNL_MEMORY_NONE);
 }
@@ -99,17 +107,18 @@ void DnnlBatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<B
   // reads the running estimates from the same buffers.
   mean_mem_.set_data_handle(mean_.mutable_cpu_data());
   variance_mem_.set_data_handle(variance_.mutable_cpu_data());
-  src_.set_data_handle(const_cast<float*>(bottom[0]->cpu_data()));
-  float* y = top[0]->mutable_cpu_data();
-  dst_.set_data_handle(y);
-  fwd_.execute(stream, {{DNNL_ARG_SRC, src_},
-                        {DNNL_ARG_DST, dst_},
+  float* y = top[0]->mutable_cpu_data();  // may alias the bottom
+  fwd_.execute(stream, {{DNNL_ARG_SRC, src_.Read(bottom[0]->cpu_data())},
+                        {DNNL_ARG_DST, dst_.Write(y)},
                         {DNNL_ARG_MEAN, mean_mem_},
                         {DNNL_ARG_VARIANCE, variance_mem_}});
+  dst_.Commit(y);
   stream.wait();
   ComputeInverseStd();
   if (!use_global_stats_) {
-    math::copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
+    // With a reorder, x_hat stays in dst_'s own buffer; else keep a copy, since
+    // layers running in place after this one overwrite the top.
+    if (!dst_.reorders()) math::copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
     UpdateRunningStatistics();
   }
 }
@@ -124,19 +133,23 @@ void DnnlBatchNormLayer::Backward_cpu(const vector<Blob*>& top,
   }
   if (!propagate_down[0]) return;
   dnnl::stream& stream = ThreadDnnlContext().stream;
-  x_hat_.set_data_handle(const_cast<float*>(x_norm_.cpu_data()));
-  diff_dst_.set_data_handle(const_cast<float*>(top[0]->cpu_diff()));
-  diff_src_.set_data_handle(bottom[0]->mutable_cpu_diff());
+  memory x_hat = dst_.internal();
+  if (!dst_.reorders()) {
+    plain_x_hat_.set_data_handle(const_cast<float*>(x_norm_.cpu_data()));
+    x_hat = plain_x_hat_;
+  }
   zero_mean_.set_data_handle(const_cast<float*>(zeros_.cpu_data()));
   unit_variance_.set_data_handle(const_cast<float*>(ones_.cpu_data()));
   scale_.set_data_handle(const_cast<float*>(inv_std_.cpu_data()));
-  bwd_.execute(stream, {{DNNL_ARG_SRC, x_hat_},
+  float* dx = bottom[0]->mutable_cpu_diff();  // may alias the top diff
+  bwd_.execute(stream, {{DNNL_ARG_SRC, x_hat},
                         {DNNL_ARG_MEAN, zero_mean_},
                         {DNNL_ARG_VARIANCE, unit_variance_},
                         {DNNL_ARG_SCALE, scale_},
                         {DNNL_ARG_DIFF_SCALE, diff_scale_},
-                        {DNNL_ARG_DIFF_DST, diff_dst_},
-                        {DNNL_ARG_DIFF_SRC, diff_src_}});
+                        {DNNL_ARG_DIFF_DST, diff_dst_.Read(top[0]->cpu_diff())},
+                        {DNNL_ARG_DIFF_SRC, diff_src_.Write(dx)}});
+  diff_src_.Commit(dx);
   stream.wait();
 }
 

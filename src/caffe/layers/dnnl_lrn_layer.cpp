@@ -14,31 +14,37 @@ void DnnlLRNLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top
   built_threads_ = threads;
   supported_ = across_channels_ && bottom[0]->count() > 0;
   if (!supported_) return;
+  const memory::dims dims{num_, channels_, height_, width_};
   try {
-    Build();
-  } catch (const dnnl::error& e) {
-    LOG(WARNING) << "layer '" << name() << "' (LRN, DNNL): oneDNN refused the configuration ("
-                 << e.what() << "); running the reference engine";
-    supported_ = false;
+    Build(ChannelBlockedDesc(dims));
+  } catch (const dnnl::error&) {
+    try {
+      Build(PlainDesc(dims));
+    } catch (const dnnl::error& e) {
+      LOG(WARNING) << "layer '" << name() << "' (LRN, DNNL): oneDNN refused the configuration ("
+                   << e.what() << "); running the reference engine";
+      supported_ = false;
+    }
   }
 }
 
-void DnnlLRNLayer::Build() {
+void DnnlLRNLayer::Build(const memory::desc& layout) {
   const dnnl::engine& engine = ThreadDnnlContext().engine;
-  const memory::desc md = PlainDesc({num_, channels_, height_, width_});
   // oneDNN's alpha is Caffe's: both divide it by the window size.
   dnnl::lrn_forward::desc fwd_desc(dnnl::prop_kind::forward_training,
-                                   dnnl::algorithm::lrn_across_channels, md, size_, alpha_,
+                                   dnnl::algorithm::lrn_across_channels, layout, size_, alpha_,
                                    beta_, k_);
   dnnl::lrn_forward::primitive_desc fwd_pd(fwd_desc, engine);
-  fwd_ = dnnl::lrn_forward(fwd_pd);
-  dnnl::lrn_backward::desc bwd_desc(dnnl::algorithm::lrn_across_channels, md, md, size_,
+  dnnl::lrn_backward::desc bwd_desc(dnnl::algorithm::lrn_across_channels, layout, layout, size_,
                                     alpha_, beta_, k_);
-  bwd_ = dnnl::lrn_backward(dnnl::lrn_backward::primitive_desc(bwd_desc, engine, fwd_pd));
-  src_ = memory(md, engine, DNNL_MEMORY_NONE);
-  dst_ = memory(md, engine, DNNL_MEMORY_NONE);
-  diff_dst_ = memory(md, engine, DNNL_MEMORY_NONE);
-  diff_src_ = memory(md, engine, DNNL_MEMORY_NONE);
+  dnnl::lrn_backward::primitive_desc bwd_pd(bwd_desc, engine, fwd_pd);
+  fwd_ = dnnl::lrn_forward(fwd_pd);
+  bwd_ = dnnl::lrn_backward(bwd_pd);
+  const memory::desc plain = PlainDesc({num_, channels_, height_, width_});
+  src_.Init(plain, fwd_pd.src_desc());
+  dst_.Init(plain, fwd_pd.dst_desc());
+  diff_dst_.Init(plain, bwd_pd.diff_dst_desc());
+  diff_src_.Init(plain, bwd_pd.diff_src_desc());
   // Some implementations keep no workspace; then backward recomputes what it needs.
   const memory::desc workspace_md = fwd_pd.workspace_desc();
   workspace_ = workspace_md.get_size() > 0 ? memory(workspace_md, engine) : memory();
@@ -50,11 +56,12 @@ void DnnlLRNLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>&
     return;
   }
   dnnl::stream& stream = ThreadDnnlContext().stream;
-  src_.set_data_handle(const_cast<float*>(bottom[0]->cpu_data()));
-  dst_.set_data_handle(top[0]->mutable_cpu_data());
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}};
+  float* y = top[0]->mutable_cpu_data();
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_.Read(bottom[0]->cpu_data())},
+                                       {DNNL_ARG_DST, dst_.Write(y)}};
   if (workspace_) args[DNNL_ARG_WORKSPACE] = workspace_;
   fwd_.execute(stream, args);
+  dst_.Commit(y);
   stream.wait();
 }
 
@@ -66,13 +73,13 @@ void DnnlLRNLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& pr
   }
   if (!propagate_down[0]) return;
   dnnl::stream& stream = ThreadDnnlContext().stream;
-  src_.set_data_handle(const_cast<float*>(bottom[0]->cpu_data()));
-  diff_dst_.set_data_handle(const_cast<float*>(top[0]->cpu_diff()));
-  diff_src_.set_data_handle(bottom[0]->mutable_cpu_diff());
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, src_}, {DNNL_ARG_DIFF_DST, diff_dst_}, {DNNL_ARG_DIFF_SRC, diff_src_}};
+  float* dx = bottom[0]->mutable_cpu_diff();
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_.Read(bottom[0]->cpu_data())},
+                                       {DNNL_ARG_DIFF_DST, diff_dst_.Read(top[0]->cpu_diff())},
+                                       {DNNL_ARG_DIFF_SRC, diff_src_.Write(dx)}};
   if (workspace_) args[DNNL_ARG_WORKSPACE] = workspace_;
   bwd_.execute(stream, args);
+  diff_src_.Commit(dx);
   stream.wait();
 }
 

@@ -51,6 +51,14 @@ dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
+dnnl::memory::desc ChannelBlockedDesc(const dnnl::memory::dims& dims) {
+  const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
+  const bool avx512 = (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32,
+                            avx512 ? dnnl::memory::format_tag::nChw16c
+                                   : dnnl::memory::format_tag::nChw8c);
+}
+
 void DnnlLayoutBridge::Init(const dnnl::memory::desc& plain, const dnnl::memory::desc& wanted) {
   const dnnl::engine& engine = ThreadDnnlContext().engine;
   same_ = plain == wanted;
