@@ -6,6 +6,12 @@
 // is what layer_engines.cpp's DEFAULT choice is based on.
 //
 //   conv_engine_bench [runs=5] [threads=1,2] [filter]   (filter: substring of net/layer)
+//
+// On a machine shared with other work, run the multi-thread columns with
+// OMP_WAIT_POLICY=PASSIVE: oneDNN's OpenMP threads otherwise spin at every barrier
+// while a descheduled partner holds them up, and times grow by milliseconds per call.
+// Build (until bench/CMakeLists.txt is wired in): link it like the tools, against
+// caffe_all (the whole-archive layer library).
 #include <algorithm>
 #include <chrono>
 #include <cmath>

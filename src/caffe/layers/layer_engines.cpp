@@ -51,11 +51,11 @@ constexpr bool kHaveDnnl = false;
 #endif
 
 // Which layer types DEFAULT sends to oneDNN, from bench/conv_engine_bench (forward +
-// backward, LeNet / ResNet-20 / AlexNet shapes, 1 and 2 threads; geometric mean of
-// reference time / DNNL time per type, AVX-512 host): Convolution 1.3 (1.2 at 2
-// threads; tiny LeNet convolutions are even), Pooling 3.7, LRN 2.7, ReLU 9-13,
-// BatchNorm 1.8 (0.7-1.3 at 2 threads), InnerProduct 0.8 (0.5): OpenBLAS' GEMM already
-// is what oneDNN runs there, and oneDNN's per-call overhead shows on small layers.
+// backward on LeNet / ResNet-20 / AlexNet shapes, AVX-512 host; geometric mean of
+// reference time / DNNL time per type at 1 and 2 threads): Convolution 1.36 / 1.30
+// (LeNet's small convolutions alone are 0.8), Pooling 4.1 / 3.5, LRN 2.9 / 2.8,
+// ReLU 15 / 11, BatchNorm 1.9 / 2.0, InnerProduct 0.83 / 0.45 (oneDNN runs the same
+// kind of GEMM as OpenBLAS there, plus per-call overhead that small layers feel).
 struct DnnlIsFaster {
   bool convolution, inner_product, pooling, lrn, relu, batch_norm;
 };
