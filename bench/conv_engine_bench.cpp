@@ -90,6 +90,7 @@ std::vector<Case> Cases() {
       {resnet, "conv 64-64", conv("num_output: 64 kernel_size: 3 pad: 1"), {64, 64, 8, 8},
        false},
       {resnet, "bn 64x8x8", bn, {64, 64, 8, 8}, false},
+      {resnet, "bn 16x32x32 TEST (global stats)", "phase: TEST " + bn, {64, 16, 32, 32}, false},
       {resnet, "pool global AVE", pool("pool: AVE global_pooling: true"), {64, 64, 8, 8},
        false},
       {resnet, "fc", ip("num_output: 10"), {64, 64, 1, 1}, false},

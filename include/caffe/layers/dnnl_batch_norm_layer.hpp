@@ -1,7 +1,8 @@
 // Batch normalization on oneDNN (engine: DNNL). Only the normalization moves to
 // oneDNN; Caffe's three statistics blobs are kept and updated by the reference
 // BatchNormLayer code from the batch mean and variance oneDNN returns, so running
-// statistics, snapshots and use_global_stats behave exactly as with engine CAFFE.
+// statistics and snapshots behave exactly as with engine CAFFE. With use_global_stats
+// (TEST) the layer is one multiply-add per element and runs the reference code.
 // Backward in TRAIN runs oneDNN's backward on the saved normalized input (mean 0,
 // variance 1) with 1/sqrt(var + eps) as its scale: the same gradient as Caffe's,
 // and correct when the layer ran in place and the input itself is gone.

@@ -20,7 +20,9 @@ void DnnlBatchNormLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*
   built_shape_ = bottom[0]->shape();
   built_threads_ = threads;
   built_global_ = use_global_stats_;
-  supported_ = bottom[0]->num_axes() >= 2 && bottom[0]->count() > 0;
+  // With global statistics the layer is one multiply-add per element, which the
+  // reference loop does in one pass; oneDNN would add two reorders around it.
+  supported_ = !use_global_stats_ && bottom[0]->num_axes() >= 2 && bottom[0]->count() > 0;
   if (!supported_) return;
   // Every axis after the channels is "spatial" to Caffe; fold them into one.
   const memory::dims dims{num_, channels_, spatial_, 1};
@@ -41,45 +43,35 @@ void DnnlBatchNormLayer::Build(const memory::desc& layout) {
   const dnnl::engine& engine = ThreadDnnlContext().engine;
   const memory::desc plain = PlainDesc({num_, channels_, spatial_, 1});
   const memory::desc channel_md = PlainDesc({channels_});
-  if (use_global_stats_) {
-    dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, layout,
-                                                 eps_,
-                                                 dnnl::normalization_flags::use_global_stats);
-    dnnl::batch_normalization_forward::primitive_desc pd(desc, engine);
-    fwd_ = dnnl::batch_normalization_forward(pd);
-    src_.Init(plain, pd.src_desc());
-    dst_.Init(plain, pd.dst_desc());
-  } else {
-    dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_training, layout, eps_,
-                                                 dnnl::normalization_flags::none);
-    dnnl::batch_normalization_forward::primitive_desc pd(desc, engine);
-    // Backward sees x_hat, whose statistics are exactly mean 0 and variance 1, so
-    // epsilon is 0 there; Caffe's 1/sqrt(var + eps) comes in as the scale.
-    const auto flags = dnnl::normalization_flags::use_scale;
-    dnnl::batch_normalization_forward::desc hint_desc(dnnl::prop_kind::forward_training, layout,
-                                                      0.f, flags);
-    dnnl::batch_normalization_forward::primitive_desc hint(hint_desc, engine);
-    // backward, not backward_data: oneDNN offers the scale only with the full
-    // backward, whose scale gradient lands in a scratch buffer nobody reads.
-    dnnl::batch_normalization_backward::desc bwd_desc(dnnl::prop_kind::backward, layout, layout,
-                                                      0.f, flags);
-    dnnl::batch_normalization_backward::primitive_desc bwd_pd(bwd_desc, engine, hint);
-    fwd_ = dnnl::batch_normalization_forward(pd);
-    bwd_ = dnnl::batch_normalization_backward(bwd_pd);
-    src_.Init(plain, pd.src_desc());
-    dst_.Init(plain, pd.dst_desc());
-    diff_dst_.Init(plain, bwd_pd.diff_dst_desc());
-    diff_src_.Init(plain, bwd_pd.diff_src_desc());
-    plain_x_hat_ = memory(plain, engine, DNNL_MEMORY_NONE);
-    zeros_.Reshape({channels_});
-    ones_.Reshape({channels_});
-    math::set(channels_, 0.f, zeros_.mutable_cpu_data());
-    math::set(channels_, 1.f, ones_.mutable_cpu_data());
-    zero_mean_ = memory(channel_md, engine, DNNL_MEMORY_NONE);
-    unit_variance_ = memory(channel_md, engine, DNNL_MEMORY_NONE);
-    scale_ = memory(channel_md, engine, DNNL_MEMORY_NONE);
-    diff_scale_ = memory(channel_md, engine);
-  }
+  dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_training, layout, eps_,
+                                               dnnl::normalization_flags::none);
+  dnnl::batch_normalization_forward::primitive_desc pd(desc, engine);
+  // Backward sees x_hat, whose statistics are exactly mean 0 and variance 1, so
+  // epsilon is 0 there; Caffe's 1/sqrt(var + eps) comes in as the scale.
+  const auto flags = dnnl::normalization_flags::use_scale;
+  dnnl::batch_normalization_forward::desc hint_desc(dnnl::prop_kind::forward_training, layout,
+                                                    0.f, flags);
+  dnnl::batch_normalization_forward::primitive_desc hint(hint_desc, engine);
+  // backward, not backward_data: oneDNN offers the scale only with the full
+  // backward, whose scale gradient lands in a scratch buffer nobody reads.
+  dnnl::batch_normalization_backward::desc bwd_desc(dnnl::prop_kind::backward, layout, layout,
+                                                    0.f, flags);
+  dnnl::batch_normalization_backward::primitive_desc bwd_pd(bwd_desc, engine, hint);
+  fwd_ = dnnl::batch_normalization_forward(pd);
+  bwd_ = dnnl::batch_normalization_backward(bwd_pd);
+  src_.Init(plain, pd.src_desc());
+  dst_.Init(plain, pd.dst_desc());
+  diff_dst_.Init(plain, bwd_pd.diff_dst_desc());
+  diff_src_.Init(plain, bwd_pd.diff_src_desc());
+  plain_x_hat_ = memory(plain, engine, DNNL_MEMORY_NONE);
+  zeros_.Reshape({channels_});
+  ones_.Reshape({channels_});
+  math::set(channels_, 0.f, zeros_.mutable_cpu_data());
+  math::set(channels_, 1.f, ones_.mutable_cpu_data());
+  zero_mean_ = memory(channel_md, engine, DNNL_MEMORY_NONE);
+  unit_variance_ = memory(channel_md, engine, DNNL_MEMORY_NONE);
+  scale_ = memory(channel_md, engine, DNNL_MEMORY_NONE);
+  diff_scale_ = memory(channel_md, engine);
   mean_mem_ = memory(channel_md, engine, DNNL_MEMORY_NONE);
   variance_mem_ = memory(channel_md, engine, DNNL_MEMORY_NONE);
 }
@@ -96,15 +88,7 @@ void DnnlBatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<B
     return;
   }
   dnnl::stream& stream = ThreadDnnlContext().stream;
-  if (use_global_stats_) {
-    // The running estimates, exactly as the reference layer reads them.
-    const float normalizer = blobs_[2]->cpu_data()[0];
-    const float factor = normalizer == 0.f ? 0.f : 1.f / normalizer;
-    math::scale(channels_, factor, blobs_[0]->cpu_data(), mean_.mutable_cpu_data());
-    math::scale(channels_, factor, blobs_[1]->cpu_data(), variance_.mutable_cpu_data());
-  }
-  // Training forward writes the batch mean and (biased) variance here; inference
-  // reads the running estimates from the same buffers.
+  // oneDNN writes the batch mean and (biased) variance here.
   mean_mem_.set_data_handle(mean_.mutable_cpu_data());
   variance_mem_.set_data_handle(variance_.mutable_cpu_data());
   float* y = top[0]->mutable_cpu_data();  // may alias the bottom
@@ -115,19 +99,16 @@ void DnnlBatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<B
   dst_.Commit(y);
   stream.wait();
   ComputeInverseStd();
-  if (!use_global_stats_) {
-    // With a reorder, x_hat stays in dst_'s own buffer; else keep a copy, since
-    // layers running in place after this one overwrite the top.
-    if (!dst_.reorders()) math::copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
-    UpdateRunningStatistics();
-  }
+  // With a reorder, x_hat stays in dst_'s own buffer; else keep a copy, since layers
+  // running in place after this one overwrite the top.
+  if (!dst_.reorders()) math::copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
+  UpdateRunningStatistics();
 }
 
 void DnnlBatchNormLayer::Backward_cpu(const vector<Blob*>& top,
                                       const vector<bool>& propagate_down,
                                       const vector<Blob*>& bottom) {
-  // With global statistics the gradient is one multiply per element.
-  if (!supported_ || use_global_stats_) {
+  if (!supported_) {
     BatchNormLayer::Backward_cpu(top, propagate_down, bottom);
     return;
   }
