@@ -51,11 +51,13 @@ constexpr bool kHaveDnnl = false;
 #endif
 
 // Which layer types DEFAULT sends to oneDNN, from bench/conv_engine_bench (forward +
-// backward on LeNet / ResNet-20 / AlexNet shapes, AVX-512 host; geometric mean of
-// reference time / DNNL time per type at 1 and 2 threads): Convolution 1.36 / 1.30
-// (LeNet's small convolutions alone are 0.8), Pooling 4.1 / 3.5, LRN 2.9 / 2.8,
-// ReLU 15 / 11, BatchNorm 1.9 / 2.0, InnerProduct 0.83 / 0.45 (oneDNN runs the same
-// kind of GEMM as OpenBLAS there, plus per-call overhead that small layers feel).
+// backward on LeNet / ResNet-20 / AlexNet shapes; geometric mean per type of reference
+// time / DNNL time, two runs on a shared 2-core AVX-512 host, 1 thread | 2 threads):
+//   Convolution 1.4-1.6 | 1.3-2.5   (LeNet's small convolutions alone: 0.8-1.0)
+//   Pooling 3.5-4.1 | 2.7-3.5, LRN 2.5-2.9 | 2.1-2.8, ReLU 15-22 | 7-11
+//   BatchNorm (TRAIN) 1.8-1.9 | 0.7-2.0
+//   InnerProduct 0.67-0.83 | 0.45-0.49: oneDNN runs the same kind of GEMM as OpenBLAS
+//   there, plus a per-call overhead that small layers feel.
 struct DnnlIsFaster {
   bool convolution, inner_product, pooling, lrn, relu, batch_norm;
 };
