@@ -105,6 +105,8 @@ shared_ptr<Layer> Create(const LayerParameter& param, int engine, bool dnnl_is_f
   return std::make_shared<Reference>(param);
 }
 
+// Without oneDNN the "Dnnl" aliases name the reference classes only so that this
+// compiles: ChooseEngine throws before one would be made.
 shared_ptr<Layer> CreateConvolutionLayer(const LayerParameter& param) {
 #ifdef USE_DNNL
   using Dnnl = DnnlConvolutionLayer;
