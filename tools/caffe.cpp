@@ -161,13 +161,20 @@ int Train() {
     summary << ", test " << score.first << " = " << score.second;
   }
   if (solver->gradient_exchange()) {
-    const ExchangeStats& stats = solver->gradient_exchange()->stats();
-    if (stats.total_steps() > 0) {
-      summary << ", exchange " << solver->gradient_exchange()->method_name() << " nominal ratio "
-              << static_cast<double>(stats.total_elements()) / std::max<int64_t>(1, stats.total_sent())
-              << "x, wire ratio "
-              << (stats.total_bytes() > 0 ? stats.total_dense_bytes() / stats.total_bytes() : 0.0)
-              << "x, bytes/step " << stats.total_bytes() / stats.total_steps();
+    // Overall figures include the dense warm-up; the steady-state ones cover the steps
+    // that ran sparse, which is what the compression ratios of the method describe.
+    const ExchangeStats& s = solver->gradient_exchange()->stats();
+    auto ratio = [](double num, double den) { return den > 0 ? num / den : 0.0; };
+    if (s.total_steps() > 0) {
+      summary << ", exchange " << solver->gradient_exchange()->method_name()
+              << " overall: nominal ratio " << ratio(s.total_elements(), s.total_sent())
+              << "x, wire ratio " << ratio(s.total_dense_bytes(), s.total_bytes())
+              << "x, bytes/step " << s.total_bytes() / s.total_steps();
+    }
+    if (s.sparse_steps() > 0) {
+      summary << "; after warm-up: nominal ratio " << ratio(s.sparse_elements(), s.sparse_sent())
+              << "x, wire ratio " << ratio(s.sparse_dense_bytes(), s.sparse_bytes())
+              << "x, bytes/step " << s.sparse_bytes() / s.sparse_steps();
     }
   }
   LOG(INFO) << summary.str();
