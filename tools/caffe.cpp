@@ -63,7 +63,8 @@ Phase ParsePhase(const string& text, Phase fallback) {
 }
 
 // Selects CPU or GPU for this process from -gpu and the solver's mode.
-void ConfigureDevice(Context* context, bool solver_wants_gpu, int solver_device) {
+void ConfigureDevice(Context* context, bool solver_wants_gpu, int solver_device,
+                     int local_rank = 0) {
   string gpu = FLAGS_gpu;
   if (gpu.empty() && solver_wants_gpu) {
     if (HasCudaDevice()) {
@@ -80,7 +81,7 @@ void ConfigureDevice(Context* context, bool solver_wants_gpu, int solver_device)
   int device = 0;
   if (gpu == "all") {
     CAFFE_REQUIRE(count > 0) << "-gpu all: no GPU is available on this machine";
-    device = context->rank() % count;  // one rank per local GPU
+    device = local_rank % count;  // one rank per local GPU
   } else {
     char* end = nullptr;
     const long id = std::strtol(gpu.c_str(), &end, 10);
@@ -138,7 +139,8 @@ int Train() {
   // Rank 0 speaks for the job; the others report warnings and errors only.
   if (comm->rank() != 0) FLAGS_minloglevel = google::GLOG_WARNING;
   ConfigureThreads(*comm);
-  ConfigureDevice(context.get(), param.solver_mode() == SolverParameter::GPU, param.device_id());
+  ConfigureDevice(context.get(), param.solver_mode() == SolverParameter::GPU, param.device_id(),
+                  comm->local_rank());
   const SolverAction sigint = ParseSignalEffect("sigint_effect", FLAGS_sigint_effect);
   const SolverAction sighup = ParseSignalEffect("sighup_effect", FLAGS_sighup_effect);
   SignalHandler signals(sigint, sighup);

@@ -289,6 +289,25 @@ void Solver::DisplayProgress(float loss, int start_iter, int stop_iter) {
   (void)stop_iter;
 }
 
+void Solver::ReportNonFiniteLoss(float loss) const {
+  // Name the first layer whose output went non-finite: that is where to look.
+  string culprit;
+  for (size_t i = 0; i < net_->layers().size() && culprit.empty(); ++i) {
+    for (const Blob* top : net_->top_vecs()[i]) {
+      const float* data = top->cpu_data();
+      bool finite = true;
+      for (int64_t k = 0; k < top->count() && finite; ++k) finite = std::isfinite(data[k]);
+      if (!finite) {
+        culprit = "layer '" + net_->layer_names()[i] + "' (" + net_->layers()[i]->type() + ")";
+        break;
+      }
+    }
+  }
+  ErrorBuilder() << source_ << ": iteration " << iter_ << ": the loss is " << loss
+                 << "; first non-finite output: " << (culprit.empty() ? "none found" : culprit)
+                 << " (lower base_lr, or set clip_gradients)";
+}
+
 void Solver::Step(int iters) {
   const int start_iter = iter_;
   const int stop_iter = iter_ + iters;
@@ -309,6 +328,7 @@ void Solver::Step(int iters) {
     float loss = 0;
     for (int i = 0; i < param_.iter_size(); ++i) loss += net_->ForwardBackward();
     loss /= param_.iter_size();
+    if (!std::isfinite(loss)) ReportNonFiniteLoss(loss);
     UpdateSmoothedLoss(loss, start_iter, average_loss);
 
     // The gradient exchange point: after backward, before the update.
