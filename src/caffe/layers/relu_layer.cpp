@@ -1,5 +1,7 @@
 #include "caffe/layers/relu_layer.hpp"
 
+#include <algorithm>
+
 #include "caffe/layer_factory.hpp"
 
 namespace caffe {
@@ -9,7 +11,8 @@ void ReLULayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& to
   float* y = top[0]->mutable_cpu_data();
   const float slope = layer_param_.relu_param().negative_slope();
   const int64_t n = bottom[0]->count();
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : slope * x[i];
+  // Branch-free, so random signs cost no mispredictions and the loop vectorises.
+  for (int64_t i = 0; i < n; ++i) y[i] = std::max(x[i], 0.f) + slope * std::min(x[i], 0.f);
 }
 
 void ReLULayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
@@ -22,7 +25,7 @@ void ReLULayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propa
   float* dx = bottom[0]->mutable_cpu_diff();
   const float slope = layer_param_.relu_param().negative_slope();
   const int64_t n = bottom[0]->count();
-  for (int64_t i = 0; i < n; ++i) dx[i] = x[i] > 0 ? dy[i] : slope * dy[i];
+  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (x[i] > 0 ? 1.f : slope);
 }
 
 // Registered in layer_engines.cpp, which picks between this and its engine variants.
