@@ -65,6 +65,18 @@ TEST_F(CaffeToolTest, UnknownCommandAndBadFlagsAreErrors) {
   EXPECT_EQ(out.find("Check failure"), string::npos) << "no abort trace expected: " << out;
 }
 
+TEST_F(CaffeToolTest, BadSyncSettingsAreOneLineErrors) {
+  string out;
+  const string solver = ReadFileToString(dir_ + "/solver.prototxt");
+  WriteFileAtomically(dir_ + "/dense2.prototxt", solver + "sync_param { method: IWP density: 2 }\n");
+  EXPECT_EQ(RunCaffe("train -solver " + dir_ + "/dense2.prototxt", &out), 1);
+  EXPECT_EQ(LastLine(out), "error: " + dir_ + "/dense2.prototxt: sync_param.density must lie in (0, 1], found 2");
+  WriteFileAtomically(dir_ + "/method.prototxt", solver + "sync_param { method: SPARSEST }\n");
+  EXPECT_EQ(RunCaffe("train -solver " + dir_ + "/method.prototxt", &out), 1);
+  EXPECT_NE(LastLine(out).find("error: " + dir_ + "/method.prototxt:10:31: Unknown enumeration value of \"SPARSEST\""), string::npos) << out;
+  EXPECT_NE(LastLine(out).find("SPARSEST"), string::npos) << out;
+}
+
 TEST_F(CaffeToolTest, TrainSnapshotsResumesAndTests) {
   string out;
   ASSERT_EQ(RunCaffe("train -solver " + dir_ + "/solver.prototxt", &out), 0) << out;
