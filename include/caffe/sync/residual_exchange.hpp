@@ -50,7 +50,7 @@ class ResidualExchange : public GradientExchange {
   // Returns the number of values reduced.
   int64_t ReduceSelected(const vector<Blob*>& params, const vector<Selection>& selections);
   // The density for the large blobs that makes the whole step, small blobs included,
-  // send `density` of all elements.
+  // send `density` of all elements (never less than density / 4 for the large blobs).
   float SparseDensity(const vector<Blob*>& params, float density) const;
   // Zeroes v (and u) at these indices of blob b.
   void ClearSent(size_t b, const vector<int32_t>& indices);
