@@ -23,10 +23,10 @@
 #   LeNet      N=2 17 iter/s, N=4 11 iter/s, N=8 4.7 iter/s; 10k-image test 1.5 s
 #              -> 1200 iterations at N=4 (2400 at N=2, 600 at N=8; 5.1 epochs),
 #                 tested 4 times on the whole test set: about 2 minutes a run
-#   ResNet-20  N=4 0.64 iter/s (1.56 s per iteration)
-#              -> 160 iterations at N=4 (320 at N=2, 80 at N=8; 0.7 epoch), tested
-#                 twice on 2500 test images: about 4.5 minutes a run
-#   30 runs per net, 3 seeds: about 1 + 2 hours. Override with LENET_ITERS,
+#   ResNet-20  N=4 0.64 iter/s (1.56 s per iteration; 0.33 iter/s at load 8)
+#              -> 120 iterations at N=4 (240 at N=2, 60 at N=8; 0.5 epoch), tested
+#                 twice on 2500 test images: about 3.5 minutes a run
+#   30 runs per net, 3 seeds: about 1 + 1.75 hours. Override with LENET_ITERS,
 #   RESNET_ITERS (at N=4) and SEEDS="1 2 3".
 #
 # Finished runs are kept in results/fashion/runs/ and not run again while their
@@ -68,7 +68,7 @@ else
   main_ranks=4
   sweep_ranks=(2 8)
 fi
-resnet_iters=${RESNET_ITERS:-160}
+resnet_iters=${RESNET_ITERS:-120}
 runs=$out/runs
 [[ $fresh == 1 ]] && rm -rf "$runs"
 mkdir -p "$runs"
