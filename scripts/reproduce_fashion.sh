@@ -31,7 +31,7 @@
 #
 # Finished runs are kept in results/fashion/runs/ and not run again while their
 # solver file is unchanged, so an interrupted full run resumes where it stopped
-# (--fresh starts over). Environment: CAFFE_BUILD (default <repo>/build) must hold
+# (--fresh starts over). --out DIR writes elsewhere (the ctest uses a temporary folder). Environment: CAFFE_BUILD (default <repo>/build) must hold
 # tools/caffe and tools/convert_idx; MPIRUN (default mpirun).
 set -euo pipefail
 
@@ -40,12 +40,14 @@ build=${CAFFE_BUILD:-$repo/build}
 mpirun=${MPIRUN:-mpirun}
 mode=full
 fresh=0
-for arg in "$@"; do
-  case $arg in
-    --quick) mode=quick ;;
-    --fresh) fresh=1 ;;
+out=""
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --quick) mode=quick; shift ;;
+    --fresh) fresh=1; shift ;;
+    --out) [[ $# -ge 2 ]] || { echo "error: --out needs a folder" >&2; exit 1; }; out=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "error: unknown argument $arg (expected --quick, --fresh)" >&2; exit 1 ;;
+    *) echo "error: unknown argument $1 (expected --quick, --fresh, --out DIR)" >&2; exit 1 ;;
   esac
 done
 
@@ -53,15 +55,19 @@ fail() { echo "error: $*" >&2; exit 1; }
 [[ -x $build/tools/caffe ]] || fail "$build/tools/caffe not found: build it first (cmake --build build --target caffe convert_idx) or set CAFFE_BUILD"
 command -v "$mpirun" >/dev/null || fail "$mpirun not found (install openmpi-bin)"
 
+if [[ -n $out ]]; then
+  mkdir -p "$out"
+  out=$(cd "$out" && pwd)
+fi
 if [[ $mode == quick ]]; then
-  out=$repo/results/fashion/quick
+  out=${out:-$repo/results/fashion/quick}
   models=(lenet_fashion)
   seeds=(1)
   lenet_iters=30
   main_ranks=4
   sweep_ranks=(2)
 else
-  out=$repo/results/fashion
+  out=${out:-$repo/results/fashion}
   models=(lenet_fashion resnet20_fashion)
   read -r -a seeds <<< "${SEEDS:-1 2 3}"
   lenet_iters=${LENET_ITERS:-1200}
