@@ -14,9 +14,20 @@
 #   at 2 and 8 ranks: IWP (layer-wise) and TOPK_ALLGATHER
 # Every run sees the same number of images whatever N is: the iteration count is
 # given for 4 ranks and scaled by 4/N (so a run costs about the same CPU time at any
-# N). The sparse methods send density 1/64 after a dense warm-up of 10% of the
+# N). The sparse methods reach their density after a dense warm-up of 10% of the
 # iterations and a ramp (1/4, then 1/16, 5% each); the table's exchange figures
 # cover the steady state after that. base_lr stays the dense solver's at every N.
+#
+# Density: 1/64 for LeNet, 1/16 for ResNet-20 (LENET_DENSITY, RESNET_DENSITY). The
+# exchange sends density x (all elements) per step and the blobs under
+# min_layer_size (1024) always travel whole and count against that budget
+# (ResidualExchange::SparseDensity). ResNet-20 has 4,463 such elements (BatchNorm
+# and Scale parameters and statistics, conv1, the fc bias) against a budget of
+# 4,278 at 1/64, which would leave one element per step to each of its 19
+# convolution blobs (269,312 elements): they would barely train. At 1/16 they get
+# about 1/21. FIXED_THRESHOLD's |v|/|w| threshold is set per net to send about as
+# much as the budget in short 4-rank trials: 10 for LeNet (about 1/60), 2 for
+# ResNet-20 (about 1/20); LENET_THRESHOLD, RESNET_THRESHOLD override them.
 #
 # Full-mode sizes, chosen from timings measured on the 2-core development VM while
 # other builds kept its load average at 4-5 (an idle machine is faster):
@@ -82,6 +93,11 @@ mkdir -p "$runs"
 cd "$repo"
 CAFFE_BUILD=$build data/get_fashion_mnist.sh
 
+lenet_density=${LENET_DENSITY:-0.015625}
+resnet_density=${RESNET_DENSITY:-0.0625}
+density_of() { if [[ $1 == lenet_fashion ]]; then echo "$lenet_density"; else echo "$resnet_density"; fi; }
+threshold_of() { if [[ $1 == lenet_fashion ]]; then echo "${LENET_THRESHOLD:-10}"; else echo "${RESNET_THRESHOLD:-2}"; fi; }
+
 # solver_for MODEL METHOD LAYER_WISE N SEED ITERS SOLVER: writes the solver file.
 solver_for() {
   local model=$1 method=$2 layer_wise=$3 n=$4 seed=$5 iters=$6 solver=$7
@@ -105,13 +121,11 @@ solver_for() {
   while (( iters % test_interval )); do test_interval=$(( test_interval + 1 )); done
   local sync="method: $method seed: $seed"
   if [[ $method != DENSE ]]; then
-    sync+=" density: 0.015625 warmup_iter: $warmup density_schedule: 0.25 density_schedule: 0.0625"
-    sync+=" density_schedule_iter: $ramp"
+    sync+=" density: $(density_of "$model") warmup_iter: $warmup density_schedule: 0.25"
+    sync+=" density_schedule: 0.0625 density_schedule_iter: $ramp"
   fi
   [[ $method == IWP ]] && sync+=" layer_wise: $layer_wise"
-  # A constant |v|/|w| threshold of 10 sent about 1/60 of LeNet's gradient in a
-  # 4-rank trial, close to the others' 1/64 budget.
-  [[ $method == FIXED_THRESHOLD ]] && sync+=" fixed_threshold: ${FIXED_THRESHOLD:-10}"
+  [[ $method == FIXED_THRESHOLD ]] && sync+=" fixed_threshold: $(threshold_of "$model")"
   python3 scripts/make_solver.py "models/$model/solver_dense.prototxt" "$solver" \
     "max_iter=$iters" "test_iter=$test_iter" "test_interval=$test_interval" \
     "test_initialization=false" "display=$display" "snapshot=0" "snapshot_after_train=false" \
@@ -181,7 +195,7 @@ else
 fi
 python3 scripts/repro_report.py --manifest "$manifest" --out "$out" --title "$title" \
   --note "$sizes" \
-  --note "Sparse methods: density 1/64 after a dense warm-up (10% of the iterations) and a ramp (1/4, 1/16, 5% each); FIXED_THRESHOLD sends every element with |v|/|w| >= ${FIXED_THRESHOLD:-10}. Machine: $(nproc) cores, $(uname -m), ranks oversubscribed under mpirun --oversubscribe. Generated $(date -u +%Y-%m-%d)." \
+  --note "Sparse methods: density $lenet_density for LeNet$([[ $mode == full ]] && echo " and $resnet_density for ResNet-20 (at 1/64 ResNet-20's small always-dense blobs, 4,463 elements, would use up the whole budget of 4,278 and leave one element per step to each convolution; see the script's header)"), reached after a dense warm-up (10% of the iterations) and a ramp (1/4, 1/16, 5% each); FIXED_THRESHOLD sends every element with |v|/|w| >= $(threshold_of lenet_fashion) (LeNet)$([[ $mode == full ]] && echo ", $(threshold_of resnet20_fashion) (ResNet-20)"). Machine: $(nproc) cores, $(uname -m), ranks oversubscribed under mpirun --oversubscribe. Generated $(date -u +%Y-%m-%d)." \
   --command "scripts/reproduce_fashion.sh$([[ $mode == quick ]] && echo ' --quick')" \
   --curve-ranks "$main_ranks"
 echo "reproduce_fashion: $count run(s) trained, $(( $(date +%s) - started )) s; see $out/TABLE.md"
