@@ -12,6 +12,7 @@
 #include "caffe/layer_factory.hpp"
 #include "caffe/net.hpp"
 #include "caffe/solver.hpp"
+#include "caffe/sync/gradient_exchange.hpp"
 #include "caffe/util/io.hpp"
 #include "caffe/util/math_functions.hpp"
 #include "caffe/util/upgrade_proto.hpp"
@@ -228,6 +229,20 @@ TEST_P(ModelZooTest, DenseSolverBuildsAndSteps) {
   for (const auto& score : solver->last_test_scores()) {
     EXPECT_TRUE(std::isfinite(score.second)) << score.first;
   }
+}
+
+// Each model's solver_iwp.prototxt is its dense solver plus a valid IWP sync_param.
+TEST_P(ModelZooTest, IwpSolverMatchesTheDenseOneAndIsValid) {
+  const ModelCase& c = GetParam();
+  const string dir = string(CAFFE_SOURCE_DIR) + "/models/" + c.model;
+  SolverParameter dense, iwp;
+  ReadSolverParamsFromTextFile(dir + "/solver_dense.prototxt", &dense);
+  ReadSolverParamsFromTextFile(dir + "/solver_iwp.prototxt", &iwp);
+  ASSERT_TRUE(iwp.has_sync_param());
+  EXPECT_EQ(iwp.sync_param().method(), SyncParameter::IWP);
+  EXPECT_NO_THROW(ValidateSyncParameter(iwp.sync_param(), dir + "/solver_iwp.prototxt"));
+  EXPECT_EQ(iwp.net(), dense.net());
+  EXPECT_EQ(iwp.test_iter(0), dense.test_iter(0));
 }
 
 // ---- (b) parameter counts: the figures the READMEs quote ----

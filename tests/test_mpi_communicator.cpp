@@ -26,6 +26,7 @@
 #include "caffe/common.hpp"
 #include "caffe/sync/communicator.hpp"
 #include "caffe/sync/mpi_communicator.hpp"
+#include "mpi_test_support.hpp"
 #ifdef USE_NCCL
 #include "caffe/sync/nccl_communicator.hpp"
 #include "caffe/util/device_alternate.hpp"
@@ -34,66 +35,8 @@
 namespace caffe {
 namespace {
 
-std::shared_ptr<MpiCommunicator> g_comm;
+using mpi_test::g_comm;
 
-// ---- gtest under MPI ----
-
-// Before MPI starts (static initialisation) only the launcher's environment knows
-// the rank.
-int RankFromEnvironment() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
-    if (const char* value = std::getenv(name)) return std::atoi(value);
-  }
-  return 0;
-}
-
-// What non-zero ranks print instead of gtest's report: their failures, tagged.
-class FailurePrinter : public testing::EmptyTestEventListener {
- public:
-  explicit FailurePrinter(int rank) : rank_(rank) {}
-  void OnTestStart(const testing::TestInfo& info) override {
-    test_ = std::string(info.test_suite_name()) + "." + info.name();
-  }
-  void OnTestPartResult(const testing::TestPartResult& result) override {
-    if (!result.failed()) return;
-    std::fprintf(stderr, "[rank %d] %s: %s:%d: Failure\n%s\n", rank_, test_.c_str(),
-                 result.file_name() ? result.file_name() : "?", result.line_number(),
-                 result.message());
-  }
-
- private:
-  int rank_;
-  std::string test_;
-};
-
-class MpiTestEnvironment : public testing::Environment {
- public:
-  void SetUp() override { g_comm = std::make_shared<MpiCommunicator>(); }
-  // Runs after every test: whether any rank failed is shared here, so rank 0's exit
-  // status and report cover all ranks.
-  void TearDown() override {
-    int failed = testing::UnitTest::GetInstance()->Failed() ? 1 : 0;
-    std::vector<int> failed_by_rank(g_comm->size());
-    MPI_Allgather(&failed, 1, MPI_INT, failed_by_rank.data(), 1, MPI_INT, MPI_COMM_WORLD);
-    std::string failed_ranks;
-    for (int r = 0; r < g_comm->size(); ++r) {
-      if (failed_by_rank[r] && r != g_comm->rank()) failed_ranks += " " + std::to_string(r);
-    }
-    if (!failed_ranks.empty()) ADD_FAILURE() << "tests failed on rank(s)" << failed_ranks;
-    g_comm.reset();
-  }
-};
-
-const bool kMpiTestSetup = [] {
-  testing::AddGlobalTestEnvironment(new MpiTestEnvironment);
-  const int rank = RankFromEnvironment();
-  if (rank > 0) {
-    testing::TestEventListeners& listeners = testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-    listeners.Append(new FailurePrinter(rank));
-  }
-  return true;
-}();
 
 // ---- helpers (plain MPI on MPI_COMM_WORLD, independent of the code under test) ----
 

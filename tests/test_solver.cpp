@@ -345,3 +345,24 @@ TEST(SolverTest, BadParametersAreErrors) {
 
 }  // namespace
 }  // namespace caffe
+
+namespace caffe {
+namespace {
+
+TEST(SolverTest, NonFiniteLossStopsTrainingNamingTheLayer) {
+  SolverParameter param = MakeSolverParam("SGD");
+  param.set_base_lr(1e30f);
+  auto solver = SolverRegistry::CreateSolver(param, std::make_shared<Context>(), "s.prototxt");
+  FillInputs(solver->net().get());
+  try {
+    solver->Step(10);
+    FAIL() << "expected training to stop";
+  } catch (const Error& e) {
+    const string msg = e.what();
+    EXPECT_NE(msg.find("s.prototxt: iteration "), string::npos) << msg;
+    EXPECT_NE(msg.find("first non-finite output: layer 'loss' (EuclideanLoss)"), string::npos) << msg;
+  }
+}
+
+}  // namespace
+}  // namespace caffe

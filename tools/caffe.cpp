@@ -63,7 +63,8 @@ Phase ParsePhase(const string& text, Phase fallback) {
 }
 
 // Selects CPU or GPU for this process from -gpu and the solver's mode.
-void ConfigureDevice(Context* context, bool solver_wants_gpu, int solver_device) {
+void ConfigureDevice(Context* context, bool solver_wants_gpu, int solver_device,
+                     int local_rank = 0) {
   string gpu = FLAGS_gpu;
   if (gpu.empty() && solver_wants_gpu) {
     if (HasCudaDevice()) {
@@ -80,7 +81,7 @@ void ConfigureDevice(Context* context, bool solver_wants_gpu, int solver_device)
   int device = 0;
   if (gpu == "all") {
     CAFFE_REQUIRE(count > 0) << "-gpu all: no GPU is available on this machine";
-    device = context->rank() % count;  // one rank per local GPU
+    device = local_rank % count;  // one rank per local GPU
   } else {
     char* end = nullptr;
     const long id = std::strtol(gpu.c_str(), &end, 10);
@@ -138,7 +139,8 @@ int Train() {
   // Rank 0 speaks for the job; the others report warnings and errors only.
   if (comm->rank() != 0) FLAGS_minloglevel = google::GLOG_WARNING;
   ConfigureThreads(*comm);
-  ConfigureDevice(context.get(), param.solver_mode() == SolverParameter::GPU, param.device_id());
+  ConfigureDevice(context.get(), param.solver_mode() == SolverParameter::GPU, param.device_id(),
+                  comm->local_rank());
   const SolverAction sigint = ParseSignalEffect("sigint_effect", FLAGS_sigint_effect);
   const SolverAction sighup = ParseSignalEffect("sighup_effect", FLAGS_sighup_effect);
   SignalHandler signals(sigint, sighup);
@@ -161,13 +163,20 @@ int Train() {
     summary << ", test " << score.first << " = " << score.second;
   }
   if (solver->gradient_exchange()) {
-    const ExchangeStats& stats = solver->gradient_exchange()->stats();
-    if (stats.total_steps() > 0) {
-      summary << ", exchange " << solver->gradient_exchange()->method_name() << " nominal ratio "
-              << static_cast<double>(stats.total_elements()) / std::max<int64_t>(1, stats.total_sent())
-              << "x, wire ratio "
-              << (stats.total_bytes() > 0 ? stats.total_dense_bytes() / stats.total_bytes() : 0.0)
-              << "x, bytes/step " << stats.total_bytes() / stats.total_steps();
+    // Overall figures include the dense warm-up; the steady-state ones cover the steps
+    // that ran sparse, which is what the compression ratios of the method describe.
+    const ExchangeStats& s = solver->gradient_exchange()->stats();
+    auto ratio = [](double num, double den) { return den > 0 ? num / den : 0.0; };
+    if (s.total_steps() > 0) {
+      summary << ", exchange " << solver->gradient_exchange()->method_name()
+              << " overall: nominal ratio " << ratio(s.total_elements(), s.total_sent())
+              << "x, wire ratio " << ratio(s.total_dense_bytes(), s.total_bytes())
+              << "x, bytes/step " << s.total_bytes() / s.total_steps();
+    }
+    if (s.sparse_steps() > 0) {
+      summary << "; after warm-up: nominal ratio " << ratio(s.sparse_elements(), s.sparse_sent())
+              << "x, wire ratio " << ratio(s.sparse_dense_bytes(), s.sparse_bytes())
+              << "x, bytes/step " << s.sparse_bytes() / s.sparse_steps();
     }
   }
   LOG(INFO) << summary.str();

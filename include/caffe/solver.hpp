@@ -84,7 +84,12 @@ class Solver {
   void UpdateSmoothedLoss(float loss, int start_iter, int average_loss);
   void DisplayProgress(float loss, int start_iter, int stop_iter);
   SolverAction RequestedAction();
+  // Training on NaN only wastes hours: stop with the iteration and the first layer
+  // whose output is not finite.
+  [[noreturn]] void ReportNonFiniteLoss(float loss) const;
   string SnapshotFilename(const string& extension) const;
+  // <prefix>_iter_N.rank<R>.solverstate for <prefix>_iter_N.solverstate.
+  static string RankStateFilename(const string& state_file, int rank);
 
   shared_ptr<GradientExchange> exchange_;
   std::function<SolverAction()> action_function_;

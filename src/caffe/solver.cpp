@@ -289,6 +289,25 @@ void Solver::DisplayProgress(float loss, int start_iter, int stop_iter) {
   (void)stop_iter;
 }
 
+void Solver::ReportNonFiniteLoss(float loss) const {
+  // Name the first layer whose output went non-finite: that is where to look.
+  string culprit;
+  for (size_t i = 0; i < net_->layers().size() && culprit.empty(); ++i) {
+    for (const Blob* top : net_->top_vecs()[i]) {
+      const float* data = top->cpu_data();
+      bool finite = true;
+      for (int64_t k = 0; k < top->count() && finite; ++k) finite = std::isfinite(data[k]);
+      if (!finite) {
+        culprit = "layer '" + net_->layer_names()[i] + "' (" + net_->layers()[i]->type() + ")";
+        break;
+      }
+    }
+  }
+  ErrorBuilder() << source_ << ": iteration " << iter_ << ": the loss is " << loss
+                 << "; first non-finite output: " << (culprit.empty() ? "none found" : culprit)
+                 << " (lower base_lr, or set clip_gradients)";
+}
+
 void Solver::Step(int iters) {
   const int start_iter = iter_;
   const int stop_iter = iter_ + iters;
@@ -309,6 +328,7 @@ void Solver::Step(int iters) {
     float loss = 0;
     for (int i = 0; i < param_.iter_size(); ++i) loss += net_->ForwardBackward();
     loss /= param_.iter_size();
+    if (!std::isfinite(loss)) ReportNonFiniteLoss(loss);
     UpdateSmoothedLoss(loss, start_iter, average_loss);
 
     // The gradient exchange point: after backward, before the update.
@@ -409,6 +429,12 @@ void Solver::Test(int test_net_id) {
 
 // ------------------------------------------------------------------ snapshots
 
+string Solver::RankStateFilename(const string& state_file, int rank) {
+  const size_t dot = state_file.rfind(".solverstate");
+  return (dot == string::npos ? state_file : state_file.substr(0, dot)) + ".rank" +
+         std::to_string(rank) + ".solverstate";
+}
+
 string Solver::SnapshotFilename(const string& extension) const {
   return param_.snapshot_prefix() + "_iter_" + std::to_string(iter_) + extension;
 }
@@ -429,13 +455,16 @@ string Solver::Snapshot() {
       << source_ << ": only snapshot_format BINARYPROTO is supported (HDF5 is not built)";
   const string model_file = SnapshotFilename(".caffemodel");
   const string state_file = SnapshotFilename(".solverstate");
-  // Per-rank exchange state (IWP residuals) sits beside the solverstate.
+  // Every rank's own random stream and exchange state (IWP residuals) sit beside
+  // the solverstate, so that resume is exact on all ranks.
   if (exchange_ && exchange_->world_size() > 1) {
-    const string sync_state = exchange_->SaveState();
-    if (!sync_state.empty()) {
-      WriteFileAtomically(SnapshotFilename(".syncstate.rank" + std::to_string(context_->rank())),
-                          sync_state);
-    }
+    SolverState mine;
+    mine.set_iter(iter_);
+    mine.set_rank(context_->rank());
+    mine.set_world_size(exchange_->world_size());
+    mine.set_rng_state(context_->SerializeRng());
+    mine.set_sync_state(exchange_->SaveState());
+    WriteProtoToBinaryFile(mine, RankStateFilename(state_file, context_->rank()));
   }
   if (!is_root()) return model_file;
   NetParameter net_param;
@@ -479,10 +508,18 @@ void Solver::Restore(const string& state_file) {
   iter_ = state.iter();
   if (state.has_rng_state()) context_->DeserializeRng(state.rng_state());
   if (exchange_ && exchange_->world_size() > 1) {
-    const size_t dot = state_file.rfind(".solverstate");
-    const string sync_file = (dot == string::npos ? state_file : state_file.substr(0, dot)) +
-                             ".syncstate.rank" + std::to_string(context_->rank());
-    if (FileExists(sync_file)) exchange_->RestoreState(ReadFileToString(sync_file));
+    const string rank_file = RankStateFilename(state_file, context_->rank());
+    SolverState mine;
+    ReadProtoFromBinaryFile(rank_file, &mine);
+    CAFFE_REQUIRE(mine.iter() == state.iter() && mine.world_size() == exchange_->world_size())
+        << rank_file << ": written at iteration " << mine.iter() << " by " << mine.world_size()
+        << " rank(s); resuming iteration " << state.iter() << " on " << exchange_->world_size();
+    if (mine.has_rng_state()) context_->DeserializeRng(mine.rng_state());
+    try {
+      exchange_->RestoreState(mine.sync_state());
+    } catch (const Error& e) {
+      ErrorBuilder() << rank_file << ": " << e.what();
+    }
   }
 }
 

@@ -55,6 +55,13 @@ class ExchangeStats {
     return total_seconds_[phase] + window_seconds_[phase];
   }
   const std::vector<BlobSelection>& last_step_blobs() const { return blobs_; }
+  // Totals over the steps that ran below density 1 (after warm-up): the steady state
+  // the compression ratios describe.
+  int64_t sparse_steps() const { return sparse_steps_; }
+  int64_t sparse_elements() const { return sparse_elements_; }
+  int64_t sparse_sent() const { return sparse_sent_; }
+  int64_t sparse_bytes() const { return sparse_bytes_; }
+  double sparse_dense_bytes() const { return sparse_dense_bytes_; }
 
  private:
   int current_iter_ = 0;
@@ -66,6 +73,8 @@ class ExchangeStats {
   double total_dense_bytes_ = 0;
   double total_seconds_[kNumPhases] = {0, 0, 0, 0};
   float last_density_ = 1;
+  int64_t sparse_steps_ = 0, sparse_elements_ = 0, sparse_sent_ = 0, sparse_bytes_ = 0;
+  double sparse_dense_bytes_ = 0;
   std::unique_ptr<std::ofstream> csv_;
 };
 

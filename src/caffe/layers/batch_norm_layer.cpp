@@ -171,6 +171,6 @@ void BatchNormLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& 
   }
 }
 
-REGISTER_LAYER_CLASS(BatchNorm);
+// Registered in layer_engines.cpp, which picks between this and its engine variants.
 
 }  // namespace caffe

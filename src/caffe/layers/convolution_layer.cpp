@@ -54,6 +54,6 @@ void ConvolutionLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>
   }
 }
 
-REGISTER_LAYER_CLASS(Convolution);
+// Registered in layer_engines.cpp, which picks between this and its engine variants.
 
 }  // namespace caffe

@@ -87,6 +87,6 @@ void InnerProductLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool
   }
 }
 
-REGISTER_LAYER_CLASS(InnerProduct);
+// Registered in layer_engines.cpp, which picks between this and its engine variants.
 
 }  // namespace caffe

@@ -116,6 +116,6 @@ void LRNLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propag
   }
 }
 
-REGISTER_LAYER_CLASS(LRN);
+// Registered in layer_engines.cpp, which picks between this and its engine variants.
 
 }  // namespace caffe

@@ -330,6 +330,6 @@ void PoolingLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& pr
   }
 }
 
-REGISTER_LAYER_CLASS(Pooling);
+// Registered in layer_engines.cpp, which picks between this and its engine variants.
 
 }  // namespace caffe

@@ -25,6 +25,6 @@ void ReLULayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propa
   for (int64_t i = 0; i < n; ++i) dx[i] = x[i] > 0 ? dy[i] : slope * dy[i];
 }
 
-REGISTER_LAYER_CLASS(ReLU);
+// Registered in layer_engines.cpp, which picks between this and its engine variants.
 
 }  // namespace caffe

@@ -17,6 +17,13 @@ void ExchangeStats::EndStep(int64_t elements, int64_t sent, int64_t bytes_sent,
   window_dense_bytes_ += dense_bytes;
   total_dense_bytes_ += dense_bytes;
   last_density_ = density;
+  if (density < 1.f) {
+    ++sparse_steps_;
+    sparse_elements_ += elements;
+    sparse_sent_ += sent;
+    sparse_bytes_ += bytes_sent;
+    sparse_dense_bytes_ += dense_bytes;
+  }
   if (csv_) {
     for (const BlobSelection& b : blobs_) {
       *csv_ << current_iter_ << ',' << b.name << ',' << b.elements << ',' << b.sent << ','

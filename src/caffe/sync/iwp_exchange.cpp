@@ -68,29 +68,34 @@ vector<int64_t> IwpExchange::SplitBudget(const vector<int64_t>& sizes, const vec
     const double ratio = (mean_vmr > 0 && vmr[l] > 0) ? vmr[l] / mean_vmr : (mean_vmr > 0 ? 0 : 1);
     weight[l] = sizes[l] * (exponent == 0 ? 1.0 : std::pow(ratio, exponent));
   }
-  // Water-filling: blobs whose share exceeds their size (or falls under one element)
-  // are clamped, and the rest of the budget is split again among the others.
+  // Water-filling: blobs whose share exceeds their size are capped first and the rest
+  // of the budget is split again among the others; only when no cap applies do blobs
+  // whose share falls under one element get that one element.
   vector<bool> fixed(m, false);
   int64_t remaining = budget;
-  for (int round = 0; round < 8; ++round) {
+  for (size_t round = 0; round < 2 * m + 2; ++round) {
     double free_weight = 0;
     for (size_t l = 0; l < m; ++l) if (!fixed[l]) free_weight += weight[l];
-    bool changed = false;
+    auto share_of = [&](size_t l) {
+      return free_weight > 0 ? remaining * weight[l] / free_weight : 0.0;
+    };
+    bool capped = false;
     for (size_t l = 0; l < m; ++l) {
-      if (fixed[l]) continue;
-      const double share = free_weight > 0 ? remaining * weight[l] / free_weight
-                                           : static_cast<double>(remaining) / m;
-      if (share >= sizes[l]) {
+      if (!fixed[l] && share_of(l) >= sizes[l]) {
         k[l] = sizes[l];
-        fixed[l] = true;
-        changed = true;
-      } else if (share < 1) {
-        k[l] = std::min<int64_t>(1, sizes[l]);
-        fixed[l] = true;
-        changed = true;
+        fixed[l] = capped = true;
       }
     }
-    if (!changed) break;
+    bool floored = false;
+    if (!capped) {
+      for (size_t l = 0; l < m; ++l) {
+        if (!fixed[l] && share_of(l) < 1) {
+          k[l] = std::min<int64_t>(1, sizes[l]);
+          fixed[l] = floored = true;
+        }
+      }
+    }
+    if (!capped && !floored) break;
     remaining = budget;
     for (size_t l = 0; l < m; ++l) if (fixed[l]) remaining -= k[l];
     remaining = std::max<int64_t>(0, remaining);
@@ -114,6 +119,15 @@ vector<int64_t> IwpExchange::SplitBudget(const vector<int64_t>& sizes, const vec
     if (k[r.second] < sizes[r.second]) {
       ++k[r.second];
       ++assigned;
+    }
+  }
+  // Everything got capped or floored but budget is left (weights of zero): hand the
+  // rest to blobs with room, in order.
+  for (size_t l = 0; l < m && assigned < remaining; ++l) {
+    if (fixed[l] && k[l] < sizes[l] && k[l] <= 1) {
+      const int64_t add = std::min(sizes[l] - k[l], remaining - assigned);
+      k[l] += add;
+      assigned += add;
     }
   }
   return k;

@@ -163,8 +163,9 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
     float* v = residual_[b].data();
     if (selections[b].all) {
       for (int64_t i = 0; i < n; ++i) diff[i] = values_[pos + i] * inv;
+      // A blob sent whole behaves like plain momentum SGD: its velocity u carries on
+      // (masking u only matters where coordinates wait in the residual).
       std::fill(v, v + n, 0.f);
-      if (momentum_correction_) std::fill(velocity_[b].begin(), velocity_[b].end(), 0.f);
       pos += n;
     } else {
       std::fill(diff, diff + n, 0.f);

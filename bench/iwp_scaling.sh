@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Bytes per rank per step against the number of ranks, for IWP and TOPK_ALLGATHER at
+# the same density (issue 6: IWP's traffic should stay flat, the all-gather's grow),
+# plus the share of IWP's selection and scatter work in the step time.
+#
+#   bench/iwp_scaling.sh [iterations=80] [ranks="2 4 8"]
+#
+# Trains models/lenet_fashion (batch 64 per rank) for a short run per (method, N),
+# dense for the first 10 iterations, then density 1/64 (the learning rate stays in
+# its 200-iteration warm-up, so these short runs stay stable at every N); reads the steady-state
+# figures from each run's "Final:" line and its last "sync:" line. Needs
+# data/fashion_mnist (bash data/get_fashion_mnist.sh) and build/tools/caffe.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+iters=${1:-80}
+ranks=${2:-"2 4 8"}
+build=${CAFFE_BUILD:-build}
+out=$build/bench_iwp_scaling
+mkdir -p "$out"
+mpi=(mpirun --oversubscribe)
+if [ "$(id -u)" -eq 0 ]; then mpi+=(--allow-run-as-root); fi
+
+echo "| method | ranks | nominal ratio | wire ratio | bytes/rank/step | select+scatter ms | step ms | select+scatter share |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+for method in IWP TOPK_ALLGATHER; do
+  for n in $ranks; do
+    solver=$out/solver_${method}_$n.prototxt
+    sed -e "s/method: IWP/method: $method/" -e "s/max_iter: [0-9]*/max_iter: $iters/" \
+        -e "s/warmup_iter: 100 /warmup_iter: 10 /" -e "s/test_interval: [0-9]*/test_interval: 0/" \
+        -e "s/display: [0-9]*/display: $((iters / 2))/" -e "s/^test_iter: .*//" \
+        models/lenet_fashion/solver_iwp.prototxt > "$solver"
+    log=$out/${method}_$n.log
+    if ! "${mpi[@]}" -np "$n" "$build/tools/caffe" train -solver "$solver" -threads 1 > "$log" 2>&1; then
+      echo "| $method | $n | failed: $(grep -m1 -oE 'error: .*' "$log" | cut -c1-120) | | | | | |"
+      continue
+    fi
+    final=$(grep "Final:" "$log" | sed 's/.*after warm-up: //')
+    nominal=$(echo "$final" | grep -oE "nominal ratio [0-9.]+" | grep -oE "[0-9.]+$")
+    wire=$(echo "$final" | grep -oE "wire ratio [0-9.]+" | grep -oE "[0-9.]+$")
+    bytes=$(echo "$final" | grep -oE "bytes/step [0-9]+" | grep -oE "[0-9]+$")
+    sync=$(grep "sync:" "$log" | tail -1)
+    select=$(echo "$sync" | grep -oE "select [0-9.]+" | grep -oE "[0-9.]+$")
+    scatter=$(echo "$sync" | grep -oE "scatter [0-9.]+" | grep -oE "[0-9.]+$")
+    rate=$(grep -oE "\([0-9.]+ iter/s" "$log" | tail -1 | grep -oE "[0-9.]+")
+    step_ms=$(python3 -c "print(f'{1000/$rate:.1f}')")
+    work=$(python3 -c "print(f'{$select+$scatter:.2f}')")
+    share=$(python3 -c "print(f'{100*($select+$scatter)/(1000/$rate):.1f}%')")
+    echo "| $method | $n | $nominal | $wire | $bytes | $work | $step_ms | $share |"
+  done
+done

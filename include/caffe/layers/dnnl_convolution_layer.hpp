@@ -1,0 +1,62 @@
+// Convolution on oneDNN (engine: DNNL). Same parameters, weights and shapes as the
+// reference ConvolutionLayer it extends; only the arithmetic moves to oneDNN. 2-d
+// convolutions over N x C x H x W run on oneDNN, anything else (3-d, a channel axis
+// other than 1) runs the reference code. oneDNN picks its own activation and weight
+// layouts; blobs stay plain NCHW and are reordered at the boundary when they differ.
+#ifndef CAFFE_LAYERS_DNNL_CONVOLUTION_LAYER_HPP_
+#define CAFFE_LAYERS_DNNL_CONVOLUTION_LAYER_HPP_
+
+#ifdef USE_DNNL
+
+#include "caffe/layers/convolution_layer.hpp"
+#include "caffe/util/dnnl_context.hpp"
+
+namespace caffe {
+
+class DnnlConvolutionLayer : public ConvolutionLayer {
+ public:
+  explicit DnnlConvolutionLayer(const LayerParameter& param) : ConvolutionLayer(param) {}
+  void Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  // False when the current geometry runs the reference code.
+  bool uses_dnnl() const { return supported_; }
+
+ protected:
+  void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override;
+
+ private:
+  bool Supported(const vector<Blob*>& bottom) const;
+  void BuildForward();
+  // Backward primitives are built on first use: test-only nets never need them.
+  void BuildBackward();
+
+  bool supported_ = false;
+  bool backward_built_ = false;
+  // What the primitives were built for; a change rebuilds them.
+  vector<int64_t> built_shape_;
+  int built_threads_ = 0;
+
+  dnnl::memory::dims src_dims_, weights_dims_, bias_dims_, dst_dims_;
+  dnnl::memory::dims strides_, dilates_, padding_l_, padding_r_;
+
+  dnnl::convolution_forward::primitive_desc fwd_pd_;
+  dnnl::convolution_forward fwd_;
+  DnnlLayoutBridge fwd_src_, fwd_weights_, fwd_dst_;
+  dnnl::memory bias_;
+
+  dnnl::convolution_backward_data bwd_data_;
+  DnnlLayoutBridge bwd_data_diff_dst_, bwd_data_weights_, bwd_data_diff_src_;
+  dnnl::convolution_backward_weights bwd_weights_;
+  DnnlLayoutBridge bwd_weights_src_, bwd_weights_diff_dst_, bwd_weights_diff_weights_;
+  dnnl::memory diff_bias_;
+  // oneDNN overwrites weight gradients; Caffe accumulates them. oneDNN writes here
+  // and the result is added to the blobs' diffs.
+  Blob weight_diff_scratch_;
+  Blob bias_diff_scratch_;
+};
+
+}  // namespace caffe
+
+#endif  // USE_DNNL
+#endif  // CAFFE_LAYERS_DNNL_CONVOLUTION_LAYER_HPP_

@@ -1,0 +1,397 @@
+// The gradient exchange methods on real MPI ranks (ctest runs this under mpirun -np 2
+// and -np 4): nothing is lost (conservation), all ranks apply the same gradient,
+// leaders agree and are uniform, density 1 equals DENSE, byte counters follow the
+// formulas, and N ranks x batch B with DENSE train exactly like 1 rank x batch N*B.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "caffe/data/db.hpp"
+#include "caffe/solver.hpp"
+#include "caffe/sync/dense_exchange.hpp"
+#include "caffe/sync/iwp_exchange.hpp"
+#include "caffe/sync/residual_exchange.hpp"
+#include "caffe/sync/shared_random.hpp"
+#include "caffe/util/io.hpp"
+#include "mpi_test_support.hpp"
+#include "test_util.hpp"
+
+namespace caffe {
+namespace {
+
+using mpi_test::g_comm;
+
+// Parameter blobs of assorted sizes: two large (sparse) ones and two small (dense).
+struct FakeParams {
+  vector<std::unique_ptr<Blob>> blobs;
+  vector<Blob*> ptrs;
+  FakeParams() {
+    for (int64_t n : {5000, 3000, 40, 700}) {
+      blobs.push_back(std::make_unique<Blob>(vector<int64_t>{n}));
+      FillUniform(blobs.back().get(), -1, 1, 100 + n);  // same weights on every rank
+      ptrs.push_back(blobs.back().get());
+    }
+  }
+  // A fresh local gradient, different on every rank and step.
+  void SetGradients(int rank, int step) {
+    std::mt19937_64 rng(1000 * rank + step);
+    std::normal_distribution<float> dist(0, 1);
+    for (Blob* b : ptrs) {
+      float* g = b->mutable_cpu_diff();
+      // Heavy-tailed in places, so importance varies between blobs.
+      for (int64_t i = 0; i < b->count(); ++i) g[i] = dist(rng) * (i % 17 == 0 ? 5.f : 1.f);
+    }
+  }
+};
+
+SyncParameter MakeSync(SyncParameter::Method method, const string& extra = "") {
+  SyncParameter p;
+  ParseProtoFromText(extra, "<sync>", &p);
+  p.set_method(method);
+  if (!p.has_density()) p.set_density(0.05f);
+  if (!p.has_min_layer_size()) p.set_min_layer_size(1000);
+  return p;
+}
+
+// Rank 0's copy of `data` equals this rank's, bit for bit.
+bool SameOnAllRanks(const float* data, int64_t n) {
+  vector<float> root(data, data + n);
+  g_comm->Broadcast(root.data(), n * 4, 0);
+  const bool same = std::memcmp(root.data(), data, n * 4) == 0;
+  return !g_comm->AnyTrue(!same);
+}
+
+vector<double> SumOverRanks(const vector<double>& local) {
+  vector<float> as_float(local.begin(), local.end());
+  // Sum in double precision via MPI directly: the property under test must not be
+  // blurred by float rounding of the check itself.
+  vector<double> out(local.size());
+  MPI_Allreduce(local.data(), out.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_SUM,
+                MPI_COMM_WORLD);
+  return out;
+}
+
+class ExchangeMethodTest : public ::testing::TestWithParam<std::tuple<SyncParameter::Method, string>> {};
+
+// N * sum(applied) + sum over ranks(residual) == sum over ranks and steps(gradients).
+TEST_P(ExchangeMethodTest, ConservesEveryCoordinateAndAppliesTheSameGradientEverywhere) {
+  const auto [method, extra] = GetParam();
+  auto exchange = CreateGradientExchange(MakeSync(method, extra), g_comm);
+  FakeParams params;
+  const int n = g_comm->size();
+  const int steps = 50;
+  vector<vector<double>> applied(params.ptrs.size()), local(params.ptrs.size());
+  for (size_t b = 0; b < params.ptrs.size(); ++b) {
+    applied[b].assign(params.ptrs[b]->count(), 0);
+    local[b].assign(params.ptrs[b]->count(), 0);
+  }
+  for (int t = 0; t < steps; ++t) {
+    params.SetGradients(g_comm->rank(), t);
+    for (size_t b = 0; b < params.ptrs.size(); ++b)
+      for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) local[b][i] += params.ptrs[b]->cpu_diff()[i];
+    exchange->Exchange(t, params.ptrs);
+    for (size_t b = 0; b < params.ptrs.size(); ++b) {
+      ASSERT_TRUE(SameOnAllRanks(params.ptrs[b]->cpu_diff(), params.ptrs[b]->count()))
+          << "blob " << b << " step " << t;
+      for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) applied[b][i] += params.ptrs[b]->cpu_diff()[i];
+    }
+  }
+  auto* residual_exchange = dynamic_cast<ResidualExchange*>(exchange.get());
+  for (size_t b = 0; b < params.ptrs.size(); ++b) {
+    vector<double> resid(params.ptrs[b]->count(), 0);
+    if (residual_exchange) {
+      for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) resid[i] = residual_exchange->residual(b)[i];
+    }
+    const vector<double> total_local = SumOverRanks(local[b]);
+    const vector<double> total_resid = SumOverRanks(resid);
+    for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) {
+      const double lhs = n * applied[b][i] + total_resid[i];
+      ASSERT_NEAR(lhs, total_local[i], 1e-3 * std::max(1.0, std::fabs(total_local[i])))
+          << "blob " << b << " coordinate " << i;
+    }
+  }
+  // A sparse method really held something back (else the test proves nothing).
+  if (method != SyncParameter::DENSE) {
+    double held = 0;
+    for (size_t b = 0; b < 2; ++b)
+      for (float v : residual_exchange->residual(b)) held += std::fabs(v);
+    EXPECT_GT(held, 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Methods, ExchangeMethodTest,
+    ::testing::Values(std::make_tuple(SyncParameter::DENSE, string()),
+                      std::make_tuple(SyncParameter::IWP, string()),
+                      std::make_tuple(SyncParameter::IWP, string("layer_wise: false")),
+                      std::make_tuple(SyncParameter::IWP, string("leader: PER_LAYER random_fraction: 0.01")),
+                      std::make_tuple(SyncParameter::IWP, string("threshold_mode: SAMPLED index_encoding: BITMAP")),
+                      std::make_tuple(SyncParameter::IWP, string("warmup_iter: 5 density_schedule: 0.5 density_schedule_iter: 5")),
+                      std::make_tuple(SyncParameter::FIXED_THRESHOLD, string("fixed_threshold: 3")),
+                      std::make_tuple(SyncParameter::TOPK_ALLGATHER, string()),
+                      std::make_tuple(SyncParameter::RANDOMK, string())));
+
+TEST(IwpExchangeTest, LeadersAgreeAndAreUniform) {
+  auto exchange = CreateGradientExchange(MakeSync(SyncParameter::IWP), g_comm);
+  FakeParams params;
+  const int n = g_comm->size();
+  vector<int> seen(n, 0);
+  for (int t = 0; t < 40; ++t) {
+    params.SetGradients(g_comm->rank(), t);
+    exchange->Exchange(t, params.ptrs);
+    const int leader = exchange->stats().last_step_blobs()[0].leader;
+    ASSERT_GE(leader, 0);
+    int root_leader = leader;
+    g_comm->Broadcast(&root_leader, sizeof(int), 0);
+    ASSERT_EQ(leader, root_leader);
+    ++seen[leader];
+  }
+  for (int r = 0; r < n; ++r) EXPECT_GT(seen[r], 0) << "rank " << r << " never led in 40 steps";
+  // The leader function over many steps: each rank within 5% of an equal share.
+  vector<int> counts(n, 0);
+  const int trials = 40000;
+  for (int t = 0; t < trials; ++t) ++counts[LeaderFor(7, t, -1, n)];
+  for (int r = 0; r < n; ++r) EXPECT_NEAR(counts[r], trials / n, 0.05 * trials / n) << "rank " << r;
+}
+
+TEST(IwpExchangeTest, DensityOneEqualsDense) {
+  auto iwp = CreateGradientExchange(MakeSync(SyncParameter::IWP, "density: 1"), g_comm);
+  auto dense = CreateGradientExchange(MakeSync(SyncParameter::DENSE), g_comm);
+  FakeParams a, b;
+  for (int t = 0; t < 5; ++t) {
+    a.SetGradients(g_comm->rank(), t);
+    b.SetGradients(g_comm->rank(), t);
+    iwp->Exchange(t, a.ptrs);
+    dense->Exchange(t, b.ptrs);
+    for (size_t k = 0; k < a.ptrs.size(); ++k)
+      for (int64_t i = 0; i < a.ptrs[k]->count(); ++i)
+        ASSERT_NEAR(a.ptrs[k]->cpu_diff()[i], b.ptrs[k]->cpu_diff()[i], 1e-6) << k << " " << i;
+  }
+}
+
+TEST(IwpExchangeTest, ExactModeSendsExactlyTheBudgetSampledStaysClose) {
+  for (const string mode : {"EXACT", "SAMPLED"}) {
+    auto exchange = CreateGradientExchange(
+        MakeSync(SyncParameter::IWP, "density: 0.2 threshold_mode: " + mode + " sample_fraction: 0.2"), g_comm);
+    FakeParams params;
+    params.SetGradients(g_comm->rank(), 0);
+    exchange->Exchange(0, params.ptrs);
+    const auto& blobs = exchange->stats().last_step_blobs();
+    // Budget: 20% of all 8740 elements, minus the two small blobs sent whole.
+    const int64_t budget = std::llround(0.2 * 8740) - 740;
+    const int64_t sparse_sent = blobs[0].sent + blobs[1].sent;
+    if (mode == "EXACT") {
+      EXPECT_EQ(sparse_sent, budget);
+    } else {
+      EXPECT_NEAR(static_cast<double>(sparse_sent), budget, 0.2 * budget);
+    }
+    EXPECT_EQ(blobs[2].sent, 40);
+    EXPECT_EQ(blobs[3].sent, 700);
+  }
+}
+
+// Bytes this rank sent per method, against the formulas of the conventions in
+// include/caffe/sync/mpi_communicator.hpp.
+TEST(ExchangeBytesTest, CountersMatchTheFormulas) {
+  const int n = g_comm->size();
+  const int me = g_comm->rank();
+  const double ring = 2.0 * (n - 1) / n;
+  FakeParams params;
+  const int64_t total = 8740;
+  auto within = [](double actual, double expected) { return std::fabs(actual - expected) <= 4.0 * 8; };
+  {
+    auto dense = CreateGradientExchange(MakeSync(SyncParameter::DENSE), g_comm);
+    params.SetGradients(me, 0);
+    dense->Exchange(0, params.ptrs);
+    EXPECT_TRUE(within(dense->stats().total_bytes(), ring * 4 * total)) << dense->stats().total_bytes();
+  }
+  {
+    auto randomk = CreateGradientExchange(MakeSync(SyncParameter::RANDOMK), g_comm);
+    params.SetGradients(me, 0);
+    randomk->Exchange(0, params.ptrs);
+    const int64_t sent = randomk->stats().total_sent();
+    EXPECT_TRUE(within(randomk->stats().total_bytes(), ring * 4 * sent)) << randomk->stats().total_bytes();
+  }
+  {
+    auto topk = CreateGradientExchange(MakeSync(SyncParameter::TOPK_ALLGATHER), g_comm);
+    params.SetGradients(me, 0);
+    topk->Exchange(0, params.ptrs);
+    const auto& blobs = topk->stats().last_step_blobs();
+    const int64_t k = blobs[0].sent + blobs[1].sent;
+    const double expected = (n - 1) * 8.0 * k + ring * 4 * (40 + 700);
+    EXPECT_TRUE(within(topk->stats().total_bytes(), expected)) << topk->stats().total_bytes() << " vs " << expected;
+  }
+  {
+    auto iwp = CreateGradientExchange(MakeSync(SyncParameter::IWP), g_comm);
+    params.SetGradients(me, 3);
+    iwp->Exchange(3, params.ptrs);
+    const auto& blobs = iwp->stats().last_step_blobs();
+    const int leader = blobs[0].leader;
+    const int64_t message = blobs[0].index_bytes + blobs[1].index_bytes;
+    // The chain broadcast: every rank but the one before the root forwards the 8-byte
+    // length and then the message.
+    const bool forwards = me != (leader + n - 1) % n;
+    const double expected = ring * 4 * iwp->stats().total_sent() + (forwards ? 8 + message : 0);
+    EXPECT_TRUE(within(iwp->stats().total_bytes(), expected)) << iwp->stats().total_bytes() << " vs " << expected;
+  }
+}
+
+// ---- training: N ranks with DENSE equal one rank with N times the batch ----
+
+const int kImage = 6;
+const int kRecords = 64;
+
+// A tiny labelled image set; rank 0 writes it, all ranks read (same machine).
+string TinyLmdb() {
+  string path;
+  if (g_comm->rank() == 0) {
+    path = MakeTempDir("mpi_lmdb") + "/db";
+    auto db = db::GetDB(DataParameter::LMDB);
+    db->Open(path, db::OpenMode::NEW);
+    auto txn = db->NewTransaction();
+    std::mt19937_64 rng(5);
+    std::uniform_int_distribution<int> pixel(0, 255);
+    for (int i = 0; i < kRecords; ++i) {
+      Datum datum;
+      datum.set_channels(1);
+      datum.set_height(kImage);
+      datum.set_width(kImage);
+      datum.set_label(i % 10);
+      string bytes(kImage * kImage, '\0');
+      for (char& c : bytes) c = static_cast<char>(pixel(rng));
+      datum.set_data(bytes);
+      char key[16];
+      std::snprintf(key, sizeof(key), "%08d", i);
+      txn->Put(key, datum.SerializeAsString());
+    }
+    txn->Commit();
+    db->Close();
+  }
+  int64_t length = static_cast<int64_t>(path.size());
+  g_comm->Broadcast(&length, sizeof(length), 0);
+  path.resize(length);
+  g_comm->Broadcast(&path[0], length, 0);
+  return path;
+}
+
+SolverParameter TrainingSolver(const string& source, int batch, const string& sync = "") {
+  SolverParameter param = ParseSolver(
+      "base_lr: 0.05 momentum: 0.9 weight_decay: 0.001 lr_policy: 'fixed' max_iter: 20 "
+      "display: 0 random_seed: 11 snapshot_after_train: false " + sync);
+  *param.mutable_net_param() = ParseNet(R"(
+    layer { name: 'data' type: 'Data' top: 'data' top: 'label'
+            transform_param { scale: 0.00390625 }
+            data_param { source: 'SOURCE' batch_size: 1 backend: LMDB } }
+    layer { name: 'conv' type: 'Convolution' bottom: 'data' top: 'conv'
+            convolution_param { num_output: 4 kernel_size: 3 weight_filler { type: 'xavier' } } }
+    layer { name: 'relu' type: 'ReLU' bottom: 'conv' top: 'conv' }
+    layer { name: 'pool' type: 'Pooling' bottom: 'conv' top: 'pool' pooling_param { pool: MAX kernel_size: 2 stride: 2 } }
+    layer { name: 'ip' type: 'InnerProduct' bottom: 'pool' top: 'ip'
+            inner_product_param { num_output: 10 weight_filler { type: 'xavier' } } }
+    layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' })");
+  auto* data = param.mutable_net_param()->mutable_layer(0)->mutable_data_param();
+  data->set_source(source);
+  data->set_batch_size(batch);
+  return param;
+}
+
+TEST(DataParallelTest, DenseOnNRanksEqualsOneRankWithNTimesTheBatch) {
+  const int n = g_comm->size();
+  const int batch = 4;
+  const string source = TinyLmdb();
+
+  // The data-parallel run: rank r reads records r, r+N, ...
+  auto context = std::make_shared<Context>();
+  context->set_rank(g_comm->rank(), n);
+  auto parallel = SolverRegistry::CreateSolver(TrainingSolver(source, batch), context);
+  std::shared_ptr<GradientExchange> exchange = CreateGradientExchange(SyncParameter(), g_comm);
+  parallel->set_gradient_exchange(exchange);
+  exchange->BroadcastInitialWeights(parallel->net()->learnable_params());
+
+  // The reference, in every process: one rank reading every record, N x the batch.
+  auto alone = SolverRegistry::CreateSolver(TrainingSolver(source, n * batch),
+                                            std::make_shared<Context>());
+  for (size_t p = 0; p < alone->net()->learnable_params().size(); ++p) {
+    alone->net()->learnable_params()[p]->CopyFrom(*parallel->net()->learnable_params()[p]);
+  }
+  parallel->Step(20);
+  alone->Step(20);
+
+  double max_rel = 0;
+  for (size_t p = 0; p < alone->net()->learnable_params().size(); ++p) {
+    const Blob& a = *alone->net()->learnable_params()[p];
+    const Blob& b = *parallel->net()->learnable_params()[p];
+    ASSERT_TRUE(SameOnAllRanks(b.cpu_data(), b.count())) << "param " << p;
+    double diff = 0, norm = 0;
+    for (int64_t i = 0; i < a.count(); ++i) {
+      diff += std::pow(double(a.cpu_data()[i]) - b.cpu_data()[i], 2);
+      norm += std::pow(double(a.cpu_data()[i]), 2);
+    }
+    max_rel = std::max(max_rel, std::sqrt(diff / std::max(norm, 1e-30)));
+  }
+  EXPECT_LT(max_rel, 1e-5);
+}
+
+TEST(DataParallelTest, IwpTrainingKeepsRanksIdenticalAndResumesExactly) {
+  const string prefix = [] {
+    string dir = g_comm->rank() == 0 ? MakeTempDir("mpi_resume") : string();
+    int64_t length = static_cast<int64_t>(dir.size());
+    g_comm->Broadcast(&length, sizeof(length), 0);
+    dir.resize(length);
+    g_comm->Broadcast(&dir[0], length, 0);
+    return dir + "/iwp";
+  }();
+  // DummyData input drawn from the (restored) random stream: resume must be exact.
+  auto make = [&](uint64_t seed) {
+    SolverParameter param = ParseSolver(
+        "base_lr: 0.05 momentum: 0.9 lr_policy: 'fixed' max_iter: 10 display: 0 "
+        "snapshot_after_train: false "
+        "sync_param { method: IWP density: 0.1 min_layer_size: 50 warmup_iter: 2 "
+        "momentum_correction: true random_fraction: 0.02 }");
+    param.set_random_seed(seed);
+    param.set_snapshot_prefix(prefix);
+    *param.mutable_net_param() = ParseNet(R"(
+      layer { name: 'data' type: 'DummyData' top: 'x' top: 'y'
+              dummy_data_param { shape { dim: 4 dim: 12 } shape { dim: 4 dim: 3 }
+                                 data_filler { type: 'gaussian' std: 1 } } }
+      layer { name: 'ip1' type: 'InnerProduct' bottom: 'x' top: 'h'
+              inner_product_param { num_output: 16 weight_filler { type: 'xavier' } } }
+      layer { name: 'relu' type: 'ReLU' bottom: 'h' top: 'h' }
+      layer { name: 'ip2' type: 'InnerProduct' bottom: 'h' top: 'p'
+              inner_product_param { num_output: 3 weight_filler { type: 'xavier' } } }
+      layer { name: 'loss' type: 'EuclideanLoss' bottom: 'p' bottom: 'y' top: 'loss' })");
+    auto context = std::make_shared<Context>();
+    context->set_rank(g_comm->rank(), g_comm->size());
+    auto solver = SolverRegistry::CreateSolver(param, context);
+    std::shared_ptr<GradientExchange> exchange = CreateGradientExchange(param.sync_param(), g_comm);
+    solver->set_gradient_exchange(exchange);
+    exchange->BroadcastInitialWeights(solver->net()->learnable_params());
+    return solver;
+  };
+  auto straight = make(3);
+  for (int t = 0; t < 10; ++t) {
+    straight->Step(1);
+    for (Blob* p : straight->net()->learnable_params()) {
+      ASSERT_TRUE(SameOnAllRanks(p->cpu_data(), p->count())) << "step " << t;
+    }
+  }
+  auto first = make(3);
+  first->Step(5);
+  first->Snapshot();
+  g_comm->Barrier();  // rank 0 writes the model and state; every rank its sync state
+  auto resumed = make(77);  // a different init, overwritten by the restore
+  resumed->Restore(prefix + "_iter_5.solverstate");
+  resumed->Step(5);
+  for (size_t p = 0; p < straight->net()->learnable_params().size(); ++p) {
+    const Blob& a = *straight->net()->learnable_params()[p];
+    const Blob& b = *resumed->net()->learnable_params()[p];
+    for (int64_t i = 0; i < a.count(); ++i) {
+      ASSERT_EQ(a.cpu_data()[i], b.cpu_data()[i]) << "param " << p << " element " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace caffe
