@@ -12,8 +12,8 @@ scripts/reproduce_fashion.sh and scripts/reproduce_imagenet.sh.
 Exchange figures are the steady state (iterations >= steady_from) from rank 0's
 -sync_stats CSV: nominal ratio = elements / elements sent, wire ratio = bytes of a
 dense ring all-reduce, 2 (N-1)/N x 4 bytes x elements, / bytes rank 0 sent, bytes
-per step = mean bytes rank 0 sent. Without the CSV, the log's Final line (every
-step, warm-up included). Top-1 is the last test's accuracy (the Final line), as
+per step = mean bytes rank 0 sent. Without the CSV, the log's Final line (its
+after-warm-up figures where it has them, else those of every step). Top-1 is the last test's accuracy (the Final line), as
 mean ± sample standard deviation over the seeds; the difference is to DENSE at the
 same model and N, in percentage points. Plots come from tools/plot_training (needs
 Debian's python3-matplotlib; skipped with a note when it is missing).
@@ -97,9 +97,10 @@ def read_runs(manifest):
             if steady:
                 nominal, wire, per_step, _ = steady
             else:
-                nominal = log.final.get("nominal_ratio")
-                wire = log.final.get("wire_ratio")
-                per_step = log.final.get("bytes_per_step")
+                # The Final line's after-warm-up figures where the log has them.
+                nominal = log.final.get("steady_nominal_ratio", log.final.get("nominal_ratio"))
+                wire = log.final.get("steady_wire_ratio", log.final.get("wire_ratio"))
+                per_step = log.final.get("steady_bytes_per_step", log.final.get("bytes_per_step"))
             runs.append({
                 "model": row["model"], "method": row["method"], "label": row["label"] or row["method"],
                 "N": n, "seed": int(row["seed"]), "iters": int(row["iters"]),
@@ -173,7 +174,7 @@ def write_table(runs, out_dir, title, notes):
     lines += ["", ("Exchange columns: steady state after warm-up, from rank 0's `-sync_stats` CSV."
                    if steady else
                    "Exchange columns: from the log's Final line where no `-sync_stats` CSV was "
-                   "kept (warm-up steps included)."),
+                   "kept (after warm-up where the log says so, else every step)."),
               "Wall time: whole `mpirun` (start-up, training and tests), mean over seeds.", ""]
     path = os.path.join(out_dir, "TABLE.md")
     with open(path, "w") as f:

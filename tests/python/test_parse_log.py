@@ -107,6 +107,26 @@ class ProjectFormat(unittest.TestCase):
         self.assertEqual(json.loads(result.stdout)["method"], "IWP")
 
 
+class FinalLineShapes(unittest.TestCase):
+    def test_overall_and_after_warmup_figures(self):
+        line = ("I20261129 13:13:25.518152 26087 caffe.cpp:180] Final: iteration 60, train loss "
+                "1.3264, test 0/accuracy = 0.608, test 0/loss = 1.12865, exchange TOPK_ALLGATHER "
+                "overall: nominal ratio 5.56519x, wire ratio 5.2x, bytes/step 328693; after "
+                "warm-up: nominal ratio 64x, wire ratio 34.8x, bytes/step 49568\n")
+        final = parse_log.parse_lines([line]).final
+        self.assertEqual(final["method"], "TOPK_ALLGATHER")
+        self.assertEqual((final["nominal_ratio"], final["wire_ratio"], final["bytes_per_step"]),
+                         (5.56519, 5.2, 328693.0))
+        self.assertEqual((final["steady_nominal_ratio"], final["steady_wire_ratio"],
+                          final["steady_bytes_per_step"]), (64.0, 34.8, 49568.0))
+        self.assertEqual(final["test"], {"0/accuracy": 0.608, "0/loss": 1.12865})
+
+    def test_dense_run_without_exchange_figures(self):
+        line = "I0101 00:00:01.000000 1 caffe.cpp:1] Final: iteration 5, train loss 0.5\n"
+        final = parse_log.parse_lines([line]).final
+        self.assertEqual(final, {"iteration": 5, "test": {}, "train_loss": 0.5})
+
+
 class EdgeCases(unittest.TestCase):
     def test_mpirun_tags_and_second_test_net(self):
         lines = [
