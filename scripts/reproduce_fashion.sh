@@ -30,13 +30,15 @@
 # ResNet-20 (about 1/20); LENET_THRESHOLD, RESNET_THRESHOLD override them.
 #
 # Full-mode sizes, chosen from timings measured on the 2-core development VM while
-# other builds kept its load average at 4-5 (an idle machine is faster):
-#   LeNet      N=2 17 iter/s, N=4 11 iter/s, N=8 4.7 iter/s; 10k-image test 1.5 s
+# other builds kept its load average at 6-9 (an idle machine is faster):
+#   LeNet      N=2 17 iter/s, N=4 10.8 iter/s, N=8 4.1 iter/s; 10k-image test 1.1 s
 #              -> 1200 iterations at N=4 (2400 at N=2, 600 at N=8; 5.1 epochs),
 #                 tested 4 times on the whole test set: about 2 minutes a run
-#   ResNet-20  N=4 0.64 iter/s (1.56 s per iteration; 0.33 iter/s at load 8)
-#              -> 120 iterations at N=4 (240 at N=2, 60 at N=8; 0.5 epoch), tested
-#                 twice on 2500 test images: about 3.5 minutes a run
+#   ResNet-20  N=4 1.15 iter/s (0.64 before the oneDNN engines); 10k-image test
+#              12-17 s (the other ranks spin in MPI meanwhile)
+#              -> 200 iterations at N=4 (400 at N=2, 100 at N=8; 0.85 epoch), rate 0.1
+#                 with warm-up and steps squeezed into the run, tested twice on the
+#                 whole test set: about 3.5 minutes a run
 #   30 runs per net, 3 seeds: about 1 + 1.75 hours. Override with LENET_ITERS,
 #   RESNET_ITERS (at N=4) and SEEDS="1 2 3".
 #
@@ -85,7 +87,7 @@ else
   main_ranks=4
   sweep_ranks=(2 8)
 fi
-resnet_iters=${RESNET_ITERS:-120}
+resnet_iters=${RESNET_ITERS:-200}
 runs=$out/runs
 [[ $fresh == 1 ]] && rm -rf "$runs"
 mkdir -p "$runs"
@@ -107,13 +109,13 @@ solver_for() {
   (( display >= 1 )) || display=1
   local test_iter test_interval
   local -a fields=()
-  if [[ $model == lenet_fashion ]]; then
-    test_iter=100; test_interval=$(( iters / 4 ))
-    [[ $mode == quick ]] && test_iter=10
-  else
-    # ResNet-20: the full schedule squeezed into the run (warm-up 10%, rate / 10 at
-    # 50% and 75%); its tests are the expensive part, hence fewer images.
-    test_iter=25; test_interval=$(( iters / 2 ))
+  # Tests on the whole 10k test set (1000 images in quick mode): four per LeNet run,
+  # two per ResNet-20 run (each costs it 12-17 s here).
+  test_iter=100; test_interval=$(( iters / 4 ))
+  [[ $mode == quick ]] && test_iter=10
+  if [[ $model == resnet20_fashion ]]; then
+    test_interval=$(( iters / 2 ))
+    # The solver's schedule squeezed into the run: warm-up 10%, rate / 10 at 50% and 75%.
     fields+=("warmup_iter=$warmup" "stepvalue=$(( iters / 2 ))" "stepvalue=$(( iters * 3 / 4 ))")
   fi
   (( test_interval >= 1 )) || test_interval=1
@@ -191,7 +193,7 @@ if [[ $mode == quick ]]; then
   sizes="Quick mode (\`scripts/reproduce_fashion.sh --quick\`): LeNet only, $lenet_iters iterations at N=4 (scaled by 4/N), seed 1, tested on 1000 images. A smoke test of the pipeline; the accuracies mean nothing."
 else
   title="Fashion-MNIST gradient exchange: DENSE vs IWP vs baselines"
-  sizes="Full mode: batch 64 per rank; LeNet $lenet_iters iterations at N=4 (x 4/N at other N; tested on the whole 10k test set), ResNet-20 $resnet_iters iterations at N=4 (x 4/N; rate 0.1 with warm-up and steps squeezed into the run; tested on 2500 images), seeds ${seeds[*]}. Sized to fit about 3 hours on the 2-core development VM; runs this short compare the methods, they do not reach the nets' final accuracy."
+  sizes="Full mode: batch 64 per rank; LeNet $lenet_iters iterations at N=4 (x 4/N at other N), ResNet-20 $resnet_iters iterations at N=4 (x 4/N; rate 0.1 with warm-up and steps squeezed into the run); top-1 on the whole 10k test set; seeds ${seeds[*]}. Sized to fit about 3 hours on the 2-core development VM; runs this short compare the methods, they do not reach the nets' final accuracy."
 fi
 python3 scripts/repro_report.py --manifest "$manifest" --out "$out" --title "$title" \
   --note "$sizes" \
