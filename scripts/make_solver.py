@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Writes a solver prototxt: a base solver with top-level fields replaced and a
+sync_param block added.
+
+    make_solver.py BASE OUT [FIELD=VALUE ...] [--sync "method: IWP density: 0.015625"]
+
+FIELD=VALUE replaces every top-level line of FIELD in BASE (give a repeated field,
+e.g. stepvalue, once per value); FIELD= with nothing after it removes the field.
+VALUE is written verbatim, so strings carry their quotes: 'net="models/x.prototxt"'.
+Only top-level scalar lines are matched; a sync_param block in BASE is replaced
+by --sync. Used by scripts/reproduce_*.sh.
+"""
+
+import argparse
+import collections
+import re
+import sys
+
+_TOP_LEVEL_FIELD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*:")
+
+
+def strip_block(lines, name):
+    """Drops a top-level `name { ... }` block (braces counted, comments ignored)."""
+    out, depth, inside = [], 0, False
+    for line in lines:
+        code = line.split("#", 1)[0]
+        if not inside and re.match(r"^\s*%s\s*\{" % name, code):
+            inside = True
+            depth = 0
+        if inside:
+            depth += code.count("{") - code.count("}")
+            if depth <= 0 and "}" in code:
+                inside = False
+            continue
+        out.append(line)
+    return out
+
+
+def make_solver(base_text, overrides, sync):
+    lines = base_text.splitlines()
+    if sync is not None:
+        lines = strip_block(lines, "sync_param")
+    out = []
+    placed = set()
+    for line in lines:
+        m = _TOP_LEVEL_FIELD.match(line)
+        if m and m.group(1) in overrides:
+            field = m.group(1)
+            if field not in placed:
+                out.extend("%s: %s" % (field, v) for v in overrides[field] if v != "")
+                placed.add(field)
+            continue
+        out.append(line)
+    extra = [f for f in overrides if f not in placed]
+    if extra:
+        out.append("# ---- set by %s" % "scripts/make_solver.py")
+        for field in extra:
+            out.extend("%s: %s" % (field, v) for v in overrides[field] if v != "")
+    if sync is not None:
+        out.append("sync_param { %s }" % sync.strip())
+    return "\n".join(out) + "\n"
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("base")
+    parser.add_argument("out")
+    parser.add_argument("fields", nargs="*", help="FIELD=VALUE")
+    parser.add_argument("--sync", help="contents of the sync_param block")
+    args = parser.parse_args(argv)
+    overrides = collections.OrderedDict()
+    for item in args.fields:
+        if "=" not in item:
+            parser.error("expected FIELD=VALUE, found %r" % item)
+        field, value = item.split("=", 1)
+        overrides.setdefault(field.strip(), []).append(value.strip())
+    with open(args.base) as f:
+        text = make_solver(f.read(), overrides, args.sync)
+    with open(args.out, "w") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# ctest: scripts/reproduce_fashion.sh --quick end to end (LeNet, every exchange
+# method at 4 ranks, IWP and TOPK_ALLGATHER at 2, 30 iterations) into a temporary
+# folder, then checks TABLE.md: one row per run group, and the exchange figures each
+# method must show at density 1/64 in the steady state. Accuracies after 30
+# iterations mean nothing and are only checked to be numbers.
+#   tests/test_reproduce_fashion_quick.sh [BUILD_DIR]
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${1:-${CAFFE_BUILD:-$repo/build}}
+out=$(mktemp -d "${TMPDIR:-/tmp}/fashion_quick.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+CAFFE_BUILD=$build "$repo/scripts/reproduce_fashion.sh" --quick --out "$out" > "$out/quick.log" 2>&1 \
+  || { tail -40 "$out/quick.log" >&2; fail "reproduce_fashion.sh --quick exited non-zero"; }
+[[ -s $out/TABLE.md && -s $out/README.md ]] || fail "TABLE.md or README.md missing"
+
+python3 - "$out/TABLE.md" <<'EOF' || fail "TABLE.md content (see above)"
+import re, sys
+rows = {}
+for line in open(sys.argv[1]):
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if len(cells) == 11 and cells[0] == "lenet_fashion":
+        rows[(cells[1], int(cells[2]))] = cells
+expected = {(m, 4) for m in ("DENSE", "FIXED_THRESHOLD", "IWP (global)", "IWP (layer-wise)",
+                             "TOPK_ALLGATHER", "RANDOMK")}
+expected |= {("IWP (layer-wise)", 2), ("TOPK_ALLGATHER", 2)}
+assert set(rows) == expected, "rows: %s" % sorted(rows)
+ratio = lambda cells, i: float(cells[i].rstrip("x"))
+for key, cells in rows.items():
+    assert re.fullmatch(r"\d+\.\d\d", cells[7]), "%s top-1 %r" % (key, cells[7])
+    assert cells[3] == ("30" if key[1] == 4 else "60"), "%s iterations %s" % (key, cells[3])
+assert ratio(rows[("DENSE", 4)], 5) == 1.0 and ratio(rows[("DENSE", 4)], 6) == 1.0
+# LeNet: 431,080 parameters; a 4-rank ring sends 2 x 3/4 x 4 bytes each.
+assert rows[("DENSE", 4)][9] == "2.6 MB", rows[("DENSE", 4)][9]
+for key in [("IWP (global)", 4), ("IWP (layer-wise)", 4), ("TOPK_ALLGATHER", 4), ("RANDOMK", 4),
+            ("IWP (layer-wise)", 2), ("TOPK_ALLGATHER", 2)]:
+    nominal = ratio(rows[key], 5)
+    assert 55 <= nominal <= 70, "%s nominal ratio %s, expected about 64" % (key, nominal)
+# IWP's traffic stays k-sparse; top-k's all-gather grows with N.
+assert ratio(rows[("IWP (layer-wise)", 4)], 6) > 2 * ratio(rows[("TOPK_ALLGATHER", 4)], 6)
+assert ratio(rows[("TOPK_ALLGATHER", 2)], 6) > ratio(rows[("TOPK_ALLGATHER", 4)], 6)
+print("TABLE.md ok: %d rows" % len(rows))
+EOF
+echo "PASS: reproduce_fashion --quick"
