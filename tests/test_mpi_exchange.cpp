@@ -64,7 +64,6 @@ bool SameOnAllRanks(const float* data, int64_t n) {
 }
 
 vector<double> SumOverRanks(const vector<double>& local) {
-  vector<float> as_float(local.begin(), local.end());
   // Sum in double precision via MPI directly: the property under test must not be
   // blurred by float rounding of the check itself.
   vector<double> out(local.size());

@@ -82,7 +82,7 @@ class Solver {
   void InitTestNets();
   void Test(int test_net_id);
   void UpdateSmoothedLoss(float loss, int start_iter, int average_loss);
-  void DisplayProgress(float loss, int start_iter, int stop_iter);
+  void DisplayProgress();
   SolverAction RequestedAction();
   // Training on NaN only wastes hours: stop with the iteration and the first layer
   // whose output is not finite.

@@ -247,7 +247,7 @@ void Solver::UpdateSmoothedLoss(float loss, int start_iter, int average_loss) {
   }
 }
 
-void Solver::DisplayProgress(float loss, int start_iter, int stop_iter) {
+void Solver::DisplayProgress() {
   const auto now = std::chrono::steady_clock::now();
   const double seconds = std::chrono::duration<double>(now - display_start_).count();
   const int done = iter_ - display_start_iter_;
@@ -284,9 +284,6 @@ void Solver::DisplayProgress(float loss, int start_iter, int stop_iter) {
   }
   display_start_ = now;
   display_start_iter_ = iter_;
-  (void)loss;
-  (void)start_iter;
-  (void)stop_iter;
 }
 
 void Solver::ReportNonFiniteLoss(float loss) const {
@@ -334,7 +331,7 @@ void Solver::Step(int iters) {
     // The gradient exchange point: after backward, before the update.
     if (exchange_) exchange_->Exchange(iter_, net_->learnable_params());
     ApplyUpdate();
-    if (display && is_root()) DisplayProgress(loss, start_iter, stop_iter);
+    if (display && is_root()) DisplayProgress();
     ++iter_;
 
     const SolverAction action = RequestedAction();

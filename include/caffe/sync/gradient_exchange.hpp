@@ -38,8 +38,6 @@ class GradientExchange {
   // The strongest action any rank asks for (STOP over SNAPSHOT over NONE), so that
   // all ranks act on the same iteration.
   SolverAction AgreeOnAction(SolverAction local);
-  // True on every rank when any rank passes true.
-  bool AnyTrue(bool local) { return comm_->AnyTrue(local); }
 
   // Per-rank state resume must restore (residuals, momenta), as bytes.
   virtual std::string SaveState() const { return {}; }
