@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "caffe/layer_factory.hpp"
 #include "caffe/layers/accuracy_layer.hpp"
 #include "test_util.hpp"
@@ -50,6 +52,17 @@ TEST_F(AccuracyLayerTest, TopOneCountsTiesAsCorrect) {
   EXPECT_STREQ(layer->type(), "Accuracy");
   // Examples 0 and 3 (a tie: nothing scores strictly higher).
   EXPECT_FLOAT_EQ(Run(""), 2.f / 5);
+}
+
+TEST_F(AccuracyLayerTest, NaNScoresAreNeverCorrect) {
+  float* s = scores_.mutable_cpu_data();
+  s[1] = std::nanf("");  // example 0: its own (label 1) score
+  s[7] = std::nanf("");  // example 1: another class's score
+  // Only example 3 stays correct at top-1; top-4 counts all but the two NaN rows.
+  EXPECT_FLOAT_EQ(Run(""), 1.f / 5);
+  EXPECT_FLOAT_EQ(Run("accuracy_param { top_k: 4 }"), 3.f / 5);
+  std::fill_n(s, 20, std::nanf(""));
+  EXPECT_FLOAT_EQ(Run(""), 0.f);
 }
 
 TEST_F(AccuracyLayerTest, TopK) {

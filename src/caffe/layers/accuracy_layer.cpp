@@ -1,6 +1,7 @@
 #include "caffe/layers/accuracy_layer.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "caffe/layer_factory.hpp"
 
@@ -56,11 +57,15 @@ void AccuracyLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>
       ++class_counts_[c];
       const float* s = scores + o * classes_ * inner_ + i;
       const float true_score = s[c * inner_];
+      // NaN compares false with everything, so a diverged net would otherwise score
+      // 100%: a prediction with any NaN score is wrong.
+      bool defined = !std::isnan(true_score);
       int64_t higher = 0;
-      for (int64_t k = 0; k < classes_ && higher < top_k_; ++k) {
+      for (int64_t k = 0; k < classes_ && defined; ++k) {
+        if (std::isnan(s[k * inner_])) defined = false;
         if (s[k * inner_] > true_score) ++higher;
       }
-      if (higher < top_k_) {
+      if (defined && higher < top_k_) {
         ++correct;
         if (per_class) per_class[c] += 1;
       }
