@@ -42,6 +42,12 @@
 #   30 runs per net, 3 seeds: about 1 + 1.75 hours. Override with LENET_ITERS,
 #   RESNET_ITERS (at N=4) and SEEDS="1 2 3".
 #
+# The vmr_exponent sweep (which sets IWP's default; see docs/iwp.md): at 4 ranks,
+# layer-wise IWP once more per exponent in VMR_EXPONENTS (full mode default "-1 0 1 2";
+# the proto's default exponent is the "IWP (layer-wise)" row itself), about 4 x 3
+# more runs per net. Narrower runs: MODELS="lenet_fashion" (default both nets),
+# RANK_SWEEP="" (skip the 2- and 8-rank rows; default "2 8"), VMR_EXPONENTS="".
+#
 # Finished runs are kept in results/fashion/runs/ and not run again while their
 # solver file is unchanged, so an interrupted full run resumes where it stopped
 # (--fresh starts over). --out DIR writes elsewhere (the ctest uses a temporary folder). Environment: CAFFE_BUILD (default <repo>/build) must hold
@@ -79,14 +85,19 @@ if [[ $mode == quick ]]; then
   lenet_iters=30
   main_ranks=4
   sweep_ranks=(2)
+  vmr_exponents=(1)
 else
   out=${out:-$repo/results/fashion}
-  models=(lenet_fashion resnet20_fashion)
+  read -r -a models <<< "${MODELS:-lenet_fashion resnet20_fashion}"
   read -r -a seeds <<< "${SEEDS:-1 2 3}"
   lenet_iters=${LENET_ITERS:-1200}
   main_ranks=4
-  sweep_ranks=(2 8)
+  read -r -a sweep_ranks <<< "${RANK_SWEEP-2 8}"
+  read -r -a vmr_exponents <<< "${VMR_EXPONENTS--1 0 1 2}"
 fi
+for model in "${models[@]}"; do
+  [[ -f $repo/models/$model/solver_dense.prototxt ]] || fail "MODELS: no models/$model/solver_dense.prototxt"
+done
 resnet_iters=${RESNET_ITERS:-200}
 runs=$out/runs
 [[ $fresh == 1 ]] && rm -rf "$runs"
@@ -100,9 +111,10 @@ resnet_density=${RESNET_DENSITY:-0.0625}
 density_of() { if [[ $1 == lenet_fashion ]]; then echo "$lenet_density"; else echo "$resnet_density"; fi; }
 threshold_of() { if [[ $1 == lenet_fashion ]]; then echo "${LENET_THRESHOLD:-10}"; else echo "${RESNET_THRESHOLD:-2}"; fi; }
 
-# solver_for MODEL METHOD LAYER_WISE N SEED ITERS SOLVER: writes the solver file.
+# solver_for MODEL METHOD LAYER_WISE N SEED ITERS SOLVER [VMR_EXPONENT]: writes the
+# solver file.
 solver_for() {
-  local model=$1 method=$2 layer_wise=$3 n=$4 seed=$5 iters=$6 solver=$7
+  local model=$1 method=$2 layer_wise=$3 n=$4 seed=$5 iters=$6 solver=$7 vmr=${8:-}
   local warmup=$(( iters / 10 )) ramp=$(( iters / 20 ))
   (( ramp >= 1 )) || ramp=1
   local display=$(( iters / 20 ))
@@ -127,6 +139,7 @@ solver_for() {
     sync+=" density_schedule: 0.0625 density_schedule_iter: $ramp"
   fi
   [[ $method == IWP ]] && sync+=" layer_wise: $layer_wise"
+  [[ -n $vmr ]] && sync+=" vmr_exponent: $vmr"
   [[ $method == FIXED_THRESHOLD ]] && sync+=" fixed_threshold: $(threshold_of "$model")"
   python3 scripts/make_solver.py "models/$model/solver_dense.prototxt" "$solver" \
     "max_iter=$iters" "test_iter=$test_iter" "test_interval=$test_interval" \
@@ -140,13 +153,13 @@ echo "model,method,label,N,seed,iters,steady_from,log,sync_stats,wall_s" > "$man
 started=$(date +%s)
 count=0
 
-# run MODEL METHOD LABEL LAYER_WISE N SEED ITERS
+# run MODEL METHOD LABEL LAYER_WISE N SEED ITERS [VMR_EXPONENT]
 run() {
-  local model=$1 method=$2 label=$3 layer_wise=$4 n=$5 seed=$6 iters=$7
-  local name="${model}_$(echo "$label" | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9\n' '_' | sed 's/_*$//')_np${n}_s${seed}"
+  local model=$1 method=$2 label=$3 layer_wise=$4 n=$5 seed=$6 iters=$7 vmr=${8:-}
+  local name="${model}_$(echo "$label" | sed 's/-\([0-9]\)/m\1/g' | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9\n' '_' | sed 's/_*$//')_np${n}_s${seed}"
   local solver=$runs/$name.prototxt log=$runs/$name.log stats=$runs/$name.sync.csv
   local wall_file=$runs/$name.wall
-  solver_for "$model" "$method" "$layer_wise" "$n" "$seed" "$iters" "$solver.new"
+  solver_for "$model" "$method" "$layer_wise" "$n" "$seed" "$iters" "$solver.new" "$vmr"
   if [[ -f $wall_file && -f $solver ]] && cmp -s "$solver" "$solver.new" && grep -q "Final:" "$log"; then
     rm -f "$solver.new"
     echo "$name: done before ($(cat "$wall_file") s)"
@@ -180,6 +193,9 @@ for model in "${models[@]}"; do
     run "$model" IWP "IWP (layer-wise)" true "$main_ranks" "$seed" "$iters"
     run "$model" TOPK_ALLGATHER TOPK_ALLGATHER true "$main_ranks" "$seed" "$iters"
     run "$model" RANDOMK RANDOMK true "$main_ranks" "$seed" "$iters"
+    for vmr in "${vmr_exponents[@]}"; do
+      run "$model" IWP "IWP (layer-wise) vmr_exponent $vmr" true "$main_ranks" "$seed" "$iters" "$vmr"
+    done
     for n in "${sweep_ranks[@]}"; do
       iters=$(( base_iters * main_ranks / n ))
       run "$model" IWP "IWP (layer-wise)" true "$n" "$seed" "$iters"
@@ -195,9 +211,16 @@ else
   title="Fashion-MNIST gradient exchange: DENSE vs IWP vs baselines"
   sizes="Full mode: batch 64 per rank; LeNet $lenet_iters iterations at N=4 (x 4/N at other N), ResNet-20 $resnet_iters iterations at N=4 (x 4/N; rate 0.1 with warm-up and steps squeezed into the run); top-1 on the whole 10k test set; seeds ${seeds[*]}. Sized to fit about 3 hours on the 2-core development VM; runs this short compare the methods, they do not reach the nets' final accuracy."
 fi
+# The command line as run, with the overrides that shaped it.
+overrides=""
+for var in MODELS SEEDS LENET_ITERS RESNET_ITERS RANK_SWEEP VMR_EXPONENTS LENET_DENSITY RESNET_DENSITY LENET_THRESHOLD RESNET_THRESHOLD; do
+  [[ $mode == full && -n ${!var+set} ]] && overrides+="$var=\"${!var}\" "
+done
+vmr_default=$(sed -n 's/.*vmr_exponent = [0-9]* \[default = \([-0-9.]*\)\].*/\1/p' proto/caffe.proto)
 python3 scripts/repro_report.py --manifest "$manifest" --out "$out" --title "$title" \
   --note "$sizes" \
+  --note "\"IWP (layer-wise)\" uses the default vmr_exponent ($vmr_default); the \"vmr_exponent X\" rows are the same run with that exponent (0: the same density in every blob; positive: blobs whose importance has a larger variance-to-mean ratio get more of the budget; negative: less)." \
   --note "Sparse methods: density $lenet_density for LeNet$([[ $mode == full ]] && echo " and $resnet_density for ResNet-20 (at 1/64 ResNet-20's small always-dense blobs, 4,463 elements, would use up the whole budget of 4,278 and leave one element per step to each convolution; see the script's header)"), reached after a dense warm-up (10% of the iterations) and a ramp (1/4, 1/16, 5% each); FIXED_THRESHOLD sends every element with |v|/|w| >= $(threshold_of lenet_fashion) (LeNet)$([[ $mode == full ]] && echo ", $(threshold_of resnet20_fashion) (ResNet-20)"). Machine: $(nproc) cores, $(uname -m), ranks oversubscribed under mpirun --oversubscribe. Generated $(date -u +%Y-%m-%d)." \
-  --command "scripts/reproduce_fashion.sh$([[ $mode == quick ]] && echo ' --quick')" \
+  --command "${overrides}scripts/reproduce_fashion.sh$([[ $mode == quick ]] && echo ' --quick')" \
   --curve-ranks "$main_ranks"
 echo "reproduce_fashion: $count run(s) trained, $(( $(date +%s) - started )) s; see $out/TABLE.md"
