@@ -333,6 +333,43 @@ TEST(DataParallelTest, DenseOnNRanksEqualsOneRankWithNTimesTheBatch) {
   EXPECT_LT(max_rel, 1e-5);
 }
 
+// DENSE starts a bucket's all-reduce as soon as backward has produced it. Started
+// early or all after backward, the buckets and their sums are the same, so the
+// weights must agree bitwise; and with small buckets some must start early.
+TEST(DataParallelTest, DenseStartedDuringBackwardEqualsDenseAfterBackward) {
+  const int n = g_comm->size();
+  const string source = TinyLmdb();
+  auto make = [&](bool report_backward) {
+    auto context = std::make_shared<Context>();
+    context->set_rank(g_comm->rank(), n);
+    auto solver = SolverRegistry::CreateSolver(
+        TrainingSolver(source, 4, "sync_param { bucket_size_mb: 0.00005 }"), context);
+    std::shared_ptr<GradientExchange> exchange =
+        CreateGradientExchange(solver->param().sync_param(), g_comm);
+    solver->set_gradient_exchange(exchange);
+    if (!report_backward) solver->net()->set_backward_observer(nullptr);
+    exchange->BroadcastInitialWeights(solver->net()->learnable_params());
+    return std::make_pair(solver, exchange);
+  };
+  auto early = make(true);
+  auto late = make(false);
+  early.first->Step(6);
+  late.first->Step(6);
+  const auto* dense = dynamic_cast<const DenseExchange*>(early.second.get());
+  ASSERT_NE(dense, nullptr);
+  EXPECT_GT(dense->plan().buckets().size(), 2u);
+  EXPECT_GT(dense->buckets_started_early(), 0);
+  EXPECT_EQ(dynamic_cast<const DenseExchange*>(late.second.get())->buckets_started_early(), 0);
+  for (size_t p = 0; p < early.first->net()->learnable_params().size(); ++p) {
+    const Blob& a = *early.first->net()->learnable_params()[p];
+    const Blob& b = *late.first->net()->learnable_params()[p];
+    ASSERT_TRUE(SameOnAllRanks(a.cpu_data(), a.count())) << "param " << p;
+    for (int64_t i = 0; i < a.count(); ++i) {
+      ASSERT_EQ(a.cpu_data()[i], b.cpu_data()[i]) << "param " << p << " element " << i;
+    }
+  }
+}
+
 TEST(DataParallelTest, IwpTrainingKeepsRanksIdenticalAndResumesExactly) {
   const string prefix = [] {
     string dir = g_comm->rank() == 0 ? MakeTempDir("mpi_resume") : string();

@@ -5,6 +5,7 @@
 #ifndef CAFFE_NET_HPP_
 #define CAFFE_NET_HPP_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -33,6 +34,12 @@ class Net {
   void Backward();
   void BackwardFromTo(int start, int end);
   float ForwardBackward();
+  // Called with each layer's index as backward passes it (layers that skip backward
+  // included), so that a gradient exchange can start on gradients that are final
+  // while earlier layers still compute. An empty function turns it off.
+  void set_backward_observer(std::function<void(int layer)> observer) {
+    backward_observer_ = std::move(observer);
+  }
   // Re-propagates shapes after an input blob was reshaped.
   void Reshape();
 
@@ -71,6 +78,10 @@ class Net {
   const vector<float>& params_weight_decay() const { return params_weight_decay_; }
   // For each learnable param: the name of its layer and index, "conv1[0]".
   const vector<string>& learnable_param_names() const { return learnable_param_names_; }
+  // For each learnable param: the layer after whose backward its gradient is final,
+  // the lowest-numbered layer that adds into it (backward runs from the last layer
+  // down; shared weights collect from every user).
+  vector<int> learnable_param_ready_layers() const;
   // -1 for an owner, else the index (into params()) of the blob it shares.
   const vector<int>& param_owners() const { return param_owners_; }
   // The layer each entry of params() belongs to.
@@ -134,6 +145,7 @@ class Net {
   vector<string> learnable_param_names_;
   vector<float> params_lr_;
   vector<float> params_weight_decay_;
+  std::function<void(int)> backward_observer_;
 
   vector<Blob*> net_input_blobs_;
   vector<Blob*> net_output_blobs_;

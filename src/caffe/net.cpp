@@ -348,7 +348,20 @@ void Net::BackwardFromTo(int start, int end) {
     if (layer_need_backward_[i]) {
       layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
     }
+    if (backward_observer_) backward_observer_(i);
   }
+}
+
+vector<int> Net::learnable_param_ready_layers() const {
+  vector<int> ready(learnable_params_.size(), static_cast<int>(layers_.size()));
+  for (size_t p = 0; p < params_.size(); ++p) {
+    const int owner = param_owners_[p] < 0 ? static_cast<int>(p) : param_owners_[p];
+    const auto it = std::find(learnable_param_ids_.begin(), learnable_param_ids_.end(), owner);
+    if (it == learnable_param_ids_.end()) continue;
+    int& layer = ready[it - learnable_param_ids_.begin()];
+    layer = std::min(layer, param_layer_indices_[p]);
+  }
+  return ready;
 }
 
 void Net::Backward() {

@@ -178,6 +178,13 @@ void Solver::set_gradient_exchange(shared_ptr<GradientExchange> exchange) {
   exchange_ = std::move(exchange);
   if (!exchange_) return;
   exchange_->set_param_names(net_->learnable_param_names());
+  exchange_->set_param_ready_layers(net_->learnable_param_ready_layers());
+  exchange_->set_gpu_mode(context_->mode() == Mode::GPU);
+  // Backward reports its progress so the exchange can start on finished gradients
+  // (only in the last pass of iter_size, armed by BeginBackward).
+  net_->set_backward_observer([this](int layer) {
+    if (exchange_) exchange_->OnLayerBackward(layer);
+  });
   if (exchange_->TakeOverMomentum(param_.momentum())) {
     // DGC momentum correction: the exchange accumulates momentum before selection,
     // so the solver must not apply it a second time.
@@ -323,7 +330,12 @@ void Solver::Step(int iters) {
     }
     const bool display = param_.display() && iter_ % param_.display() == 0;
     float loss = 0;
-    for (int i = 0; i < param_.iter_size(); ++i) loss += net_->ForwardBackward();
+    for (int i = 0; i < param_.iter_size(); ++i) {
+      if (exchange_ && i == param_.iter_size() - 1) {
+        exchange_->BeginBackward(iter_, net_->learnable_params());
+      }
+      loss += net_->ForwardBackward();
+    }
     loss /= param_.iter_size();
     if (!std::isfinite(loss)) ReportNonFiniteLoss(loss);
     UpdateSmoothedLoss(loss, start_iter, average_loss);

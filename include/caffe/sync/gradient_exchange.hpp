@@ -31,6 +31,18 @@ class GradientExchange {
   // momentum correction) takes it and returns true, and the solver then runs plain SGD.
   virtual bool TakeOverMomentum(float momentum) { return false; }
 
+  // What the solver knows about its net: for each parameter, the layer after whose
+  // backward its gradient is final (Net::learnable_param_ready_layers), and whether
+  // the diffs live on a GPU.
+  void set_param_ready_layers(const vector<int>& layers) { param_ready_layers_ = layers; }
+  void set_gpu_mode(bool gpu) { gpu_mode_ = gpu; }
+  // The solver is about to run the backward pass of step `iter` whose gradients
+  // Exchange will combine, and then reports each layer as backward finishes it; an
+  // exchange may start on gradients that are already final (DENSE does). Exchange
+  // must still be called and completes the step either way.
+  virtual void BeginBackward(int iter, const vector<Blob*>& params) {}
+  virtual void OnLayerBackward(int layer) {}
+
   // Rank 0's weights go to every rank (called once, before the first step).
   void BroadcastInitialWeights(const vector<Blob*>& params);
   // Combine the local gradients of step `iter` (see the file comment).
@@ -66,6 +78,8 @@ class GradientExchange {
   SyncParameter param_;
   std::shared_ptr<Communicator> comm_;
   vector<string> param_names_;
+  vector<int> param_ready_layers_;
+  bool gpu_mode_ = false;
   ExchangeStats stats_;
 };
 

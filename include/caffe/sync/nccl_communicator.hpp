@@ -49,6 +49,11 @@ class NcclCommunicator : public Communicator {
   void Barrier() override;
   bool AnyTrue(bool flag) override;
 
+  // Enqueues the sum on `stream` and returns at once (the caller synchronizes): lets
+  // the DENSE exchange overlap a bucket's all-reduce with backward. Counted like
+  // AllReduceSum, without time.
+  void AllReduceSumAsync(float* data, int64_t count, cudaStream_t stream);
+
   int device() const { return device_; }
   cudaStream_t stream() const { return stream_; }
 

@@ -1,63 +1,63 @@
 #include "caffe/sync/dense_exchange.hpp"
 
 #include <algorithm>
-#include <chrono>
 
-#include "caffe/util/math_functions.hpp"
+#include "caffe/common.hpp"
 
 namespace caffe {
 
-void DenseExchange::Exchange(int iter, const vector<Blob*>& params) {
+void DenseExchange::Prepare(const vector<Blob*>& params) {
+  vector<int64_t> sizes;
+  for (Blob* p : params) sizes.push_back(p->count());
+  if (!plan_.Matches(sizes)) {
+    const int64_t capacity = std::max<int64_t>(
+        1, static_cast<int64_t>(param_.bucket_size_mb() * 1024 * 1024 / sizeof(float)));
+    const bool ready_known = param_ready_layers_.size() == sizes.size();
+    plan_ = BucketPlan(sizes, ready_known ? param_ready_layers_ : vector<int>(), capacity);
+  }
+  if (!reducer_) {
+    if (gpu_mode_) reducer_ = CreateDeviceBucketReducer(comm_.get(), &stats_);
+    if (!reducer_) reducer_ = std::make_unique<HostBucketReducer>(comm_.get(), &stats_);
+  }
+}
+
+void DenseExchange::BeginBackward(int iter, const vector<Blob*>& params) {
+  if (comm_->size() < 2) return;
+  Prepare(params);
+  params_ = params;
   stats_.BeginStep(iter);
-  const int64_t bytes_before = BytesSentSoFar();
-  const int n = comm_->size();
-  const int64_t bucket_elements = std::max<int64_t>(
-      1, static_cast<int64_t>(param_.bucket_size_mb() * 1024 * 1024 / sizeof(float)));
+  bytes_before_ = BytesSentSoFar();
+  started_ = 0;
+  in_step_ = true;
+}
+
+void DenseExchange::OnLayerBackward(int layer) {
+  if (!in_step_) return;
+  const int ready = plan_.ReadyCount(layer);
+  if (ready > started_) {
+    buckets_started_early_ += ready - started_;
+    StartReadyBuckets(ready);
+  }
+}
+
+void DenseExchange::StartReadyBuckets(int count) {
+  while (started_ < count) reducer_->Start(plan_.buckets()[started_++], params_);
+}
+
+void DenseExchange::Exchange(int iter, const vector<Blob*>& params) {
   int64_t total = 0;
   for (Blob* p : params) total += p->count();
-  if (n > 1) {
-    bucket_.resize(std::min(bucket_elements, std::max<int64_t>(total, 1)));
-    const float inv = 1.f / n;
-    // Walk the parameters from last to first: the order backward produces them, so
-    // that on the device a bucket can start while earlier layers still compute.
-    size_t p = params.size();
-    int64_t offset_in_param = 0;
-    while (p > 0) {
-      // Fill one bucket with whole or partial parameters.
-      int64_t filled = 0;
-      struct Piece { Blob* blob; int64_t start; int64_t len; };
-      vector<Piece> pieces;
-      size_t q = p;
-      int64_t off = offset_in_param;
-      while (q > 0 && filled < static_cast<int64_t>(bucket_.size())) {
-        Blob* blob = params[q - 1];
-        const int64_t take = std::min(blob->count() - off, static_cast<int64_t>(bucket_.size()) - filled);
-        if (take > 0) {
-          math::copy(take, blob->cpu_diff() + off, bucket_.data() + filled);
-          pieces.push_back({blob, off, take});
-          filled += take;
-        }
-        off += take;
-        if (off >= blob->count()) {
-          --q;
-          off = 0;
-        }
-      }
-      const auto start = std::chrono::steady_clock::now();
-      comm_->AllReduceSum(bucket_.data(), filled);
-      stats_.AddTime(ExchangeStats::ALLREDUCE,
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-      int64_t pos = 0;
-      for (const Piece& piece : pieces) {
-        float* diff = piece.blob->mutable_cpu_diff() + piece.start;
-        for (int64_t i = 0; i < piece.len; ++i) diff[i] = bucket_[pos + i] * inv;
-        pos += piece.len;
-      }
-      p = q;
-      offset_in_param = off;
-    }
+  if (comm_->size() < 2) {
+    stats_.BeginStep(iter);
+    stats_.EndStep(total, total, 0, DenseRingBytes(total), 1.f);
+    return;
   }
-  stats_.EndStep(total, total, BytesSentSoFar() - bytes_before, DenseRingBytes(total), 1.f);
+  if (!in_step_) BeginBackward(iter, params);  // no early start: reduce everything now
+  CHECK(params == params_) << "DENSE exchange: parameters changed within a step";
+  StartReadyBuckets(static_cast<int>(plan_.buckets().size()));
+  reducer_->Finish();
+  in_step_ = false;
+  stats_.EndStep(total, total, BytesSentSoFar() - bytes_before_, DenseRingBytes(total), 1.f);
 }
 
 }  // namespace caffe

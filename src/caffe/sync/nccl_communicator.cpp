@@ -68,6 +68,18 @@ void NcclCommunicator::AllReduceSum(float* data, int64_t count) {
   Finish("allreduce", MpiCommunicator::RingAllReduceBytesSent(count, size(), rank()), start);
 }
 
+void NcclCommunicator::AllReduceSumAsync(float* data, int64_t count, cudaStream_t stream) {
+  CAFFE_REQUIRE(count >= 0) << "AllReduceSumAsync: negative count " << count;
+  CUDA_CHECK(cudaSetDevice(device_));
+  if (count > 0) {
+    ThrowIfNcclError(ncclAllReduce(data, data, count, ncclFloat, ncclSum, comm_, stream),
+                     "ncclAllReduce");
+  }
+  CommStats::Entry& entry = stats_.by_op["allreduce"];
+  ++entry.calls;
+  entry.bytes_sent += MpiCommunicator::RingAllReduceBytesSent(count, size(), rank());
+}
+
 void NcclCommunicator::Broadcast(void* data, int64_t bytes, int root) {
   CAFFE_REQUIRE(bytes >= 0) << "Broadcast: negative byte count " << bytes;
   CAFFE_REQUIRE(root >= 0 && root < size())

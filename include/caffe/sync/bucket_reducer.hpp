@@ -1,0 +1,53 @@
+// Averages one bucket of gradients over all ranks, in place in the parameter diffs:
+// pack the bucket's pieces, sum them by ring all-reduce, divide by N, unpack.
+//
+// HostBucketReducer does it on host memory through the exchange's Communicator (MPI
+// or local), synchronously. DeviceBucketReducer (USE_NCCL builds, GPU mode) does it on
+// device memory with NCCL on a stream of its own: Start only enqueues, after an event
+// that orders it behind the backward kernels already queued, so the all-reduce of one
+// bucket overlaps the backward of the layers below it; Finish waits.
+#ifndef CAFFE_SYNC_BUCKET_REDUCER_HPP_
+#define CAFFE_SYNC_BUCKET_REDUCER_HPP_
+
+#include <memory>
+#include <vector>
+
+#include "caffe/blob.hpp"
+#include "caffe/sync/bucket_plan.hpp"
+#include "caffe/sync/communicator.hpp"
+#include "caffe/sync/exchange_stats.hpp"
+
+namespace caffe {
+
+class BucketReducer {
+ public:
+  virtual ~BucketReducer() = default;
+  // Starts averaging `bucket` of `params`' diffs; may return before it is done.
+  virtual void Start(const Bucket& bucket, const std::vector<Blob*>& params) = 0;
+  // Returns once every started bucket is averaged and back in the diffs.
+  virtual void Finish() = 0;
+};
+
+class HostBucketReducer : public BucketReducer {
+ public:
+  // `comm` and `stats` belong to the exchange and outlive the reducer.
+  HostBucketReducer(Communicator* comm, ExchangeStats* stats) : comm_(comm), stats_(stats) {}
+  void Start(const Bucket& bucket, const std::vector<Blob*>& params) override;
+  void Finish() override {}
+
+ private:
+  Communicator* comm_;
+  ExchangeStats* stats_;
+  std::vector<float> buffer_;
+};
+
+// The device reducer for this process when it trains on a GPU with NCCL built in and
+// more than one rank, else nullptr (the host reducer applies). `control` is the
+// exchange's host communicator: the NCCL id travels over it and the bytes NCCL sends
+// are recorded in its counters, so the exchange's accounting stays in one place.
+std::unique_ptr<BucketReducer> CreateDeviceBucketReducer(Communicator* control,
+                                                         ExchangeStats* stats);
+
+}  // namespace caffe
+
+#endif  // CAFFE_SYNC_BUCKET_REDUCER_HPP_

@@ -1,0 +1,141 @@
+// The DENSE exchange's bucket reducer on the device (see bucket_reducer.hpp): packs a
+// bucket's gradient pieces into a device buffer, all-reduces it with NCCL and writes
+// the average back, all on a non-blocking stream of its own. The layers run on the
+// legacy default stream; a blocking stream would be serialized against it in both
+// directions and nothing would overlap, so ordering comes from an event recorded on
+// the default stream when Start is called (after the bucket's layers were queued).
+#ifdef USE_NCCL
+
+#include <chrono>
+#include <memory>
+
+#include "caffe/sync/bucket_reducer.hpp"
+#include "caffe/sync/nccl_communicator.hpp"
+#include "caffe/util/device_alternate.hpp"
+
+namespace caffe {
+
+namespace {
+
+__global__ void ScaleKernel(long long n, float alpha, float* x) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)blockDim.x * gridDim.x) {
+    x[i] *= alpha;
+  }
+}
+
+int GridFor(long long n) {
+  // Grid-stride loops: a bounded grid covers any size.
+  return static_cast<int>(std::min<long long>(CudaBlocks(n), 4096));
+}
+
+class DeviceBucketReducer : public BucketReducer {
+ public:
+  DeviceBucketReducer(Communicator* control, ExchangeStats* stats)
+      : control_(control), stats_(stats) {
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    nccl_ = std::make_unique<NcclCommunicator>(device);
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreateWithFlags(&backward_done_, cudaEventDisableTiming));
+  }
+  ~DeviceBucketReducer() override {
+    if (buffer_ != nullptr) cudaFree(buffer_);
+    cudaEventDestroy(backward_done_);
+    cudaStreamDestroy(stream_);
+  }
+
+  void Start(const Bucket& bucket, const std::vector<Blob*>& params) override {
+    if (bucket.elements == 0) return;
+    // One buffer per bucket: the stream runs buckets one after another, but a buffer
+    // must not be repacked while an earlier bucket's unpack may still read it, and
+    // per-bucket buffers make that impossible without extra events.
+    float* buffer = BufferFor(started_++, bucket.elements);
+    CUDA_CHECK(cudaEventRecord(backward_done_, cudaStreamLegacy));
+    CUDA_CHECK(cudaStreamWaitEvent(stream_, backward_done_, 0));
+    int64_t pos = 0;
+    for (const BucketPiece& piece : bucket.pieces) {
+      // mutable_gpu_diff moves a diff a CPU layer produced to the device first.
+      float* diff = params[piece.param]->mutable_gpu_diff() + piece.start;
+      CUDA_CHECK(cudaMemcpyAsync(buffer + pos, diff, piece.length * sizeof(float),
+                                 cudaMemcpyDeviceToDevice, stream_));
+      pos += piece.length;
+    }
+    const int64_t bytes_before = nccl_->stats().total_bytes_sent();
+    nccl_->AllReduceSumAsync(buffer, bucket.elements, stream_);
+    RecordBytes(nccl_->stats().total_bytes_sent() - bytes_before);
+    ScaleKernel<<<GridFor(bucket.elements), kCudaThreads, 0, stream_>>>(
+        bucket.elements, 1.f / nccl_->size(), buffer);
+    CUDA_CHECK(cudaGetLastError());
+    pos = 0;
+    for (const BucketPiece& piece : bucket.pieces) {
+      float* diff = params[piece.param]->mutable_gpu_diff() + piece.start;
+      CUDA_CHECK(cudaMemcpyAsync(diff, buffer + pos, piece.length * sizeof(float),
+                                 cudaMemcpyDeviceToDevice, stream_));
+      pos += piece.length;
+    }
+  }
+
+  void Finish() override {
+    // The time counted is what backward did not hide: the wait after the last layer.
+    const auto start = std::chrono::steady_clock::now();
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    stats_->AddTime(ExchangeStats::ALLREDUCE,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    started_ = 0;
+  }
+
+ private:
+  float* BufferFor(size_t index, int64_t elements) {
+    if (index >= sizes_.size()) {
+      sizes_.resize(index + 1, 0);
+      offsets_.resize(index + 1, 0);
+    }
+    if (sizes_[index] != elements) {
+      // Plans do not change between steps, so this runs in the first step only.
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+      sizes_[index] = elements;
+      int64_t total = 0;
+      for (size_t i = 0; i < sizes_.size(); ++i) {
+        offsets_[i] = total;
+        total += sizes_[i];
+      }
+      if (total > capacity_) {
+        if (buffer_ != nullptr) CUDA_CHECK(cudaFree(buffer_));
+        CUDA_CHECK(cudaMalloc(&buffer_, total * sizeof(float)));
+        capacity_ = total;
+      }
+    }
+    return buffer_ + offsets_[index];
+  }
+
+  // NCCL's bytes go into the control communicator's counters, where the exchange
+  // reads what this rank sent.
+  void RecordBytes(int64_t bytes) {
+    CommStats::Entry& entry = control_->mutable_stats().by_op["allreduce_nccl"];
+    ++entry.calls;
+    entry.bytes_sent += bytes;
+  }
+
+  Communicator* control_;
+  ExchangeStats* stats_;
+  std::unique_ptr<NcclCommunicator> nccl_;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t backward_done_ = nullptr;
+  float* buffer_ = nullptr;
+  int64_t capacity_ = 0;
+  std::vector<int64_t> sizes_, offsets_;
+  size_t started_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<BucketReducer> CreateDeviceBucketReducer(Communicator* control,
+                                                         ExchangeStats* stats) {
+  if (control->size() < 2 || CudaDeviceCount() == 0) return nullptr;
+  return std::make_unique<DeviceBucketReducer>(control, stats);
+}
+
+}  // namespace caffe
+
+#endif  // USE_NCCL

@@ -1,0 +1,38 @@
+#include <chrono>
+
+#include "caffe/sync/bucket_reducer.hpp"
+#include "caffe/util/math_functions.hpp"
+
+namespace caffe {
+
+void HostBucketReducer::Start(const Bucket& bucket, const std::vector<Blob*>& params) {
+  if (bucket.elements == 0) return;
+  buffer_.resize(bucket.elements);
+  int64_t pos = 0;
+  for (const BucketPiece& piece : bucket.pieces) {
+    math::copy(piece.length, params[piece.param]->cpu_diff() + piece.start, buffer_.data() + pos);
+    pos += piece.length;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  comm_->AllReduceSum(buffer_.data(), bucket.elements);
+  stats_->AddTime(ExchangeStats::ALLREDUCE,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  const float inv = 1.f / comm_->size();
+  pos = 0;
+  for (const BucketPiece& piece : bucket.pieces) {
+    float* diff = params[piece.param]->mutable_cpu_diff() + piece.start;
+    for (int64_t i = 0; i < piece.length; ++i) diff[i] = buffer_[pos + i] * inv;
+    pos += piece.length;
+  }
+}
+
+}  // namespace caffe
+
+#ifndef USE_NCCL
+namespace caffe {
+// Without NCCL there is no device path: the DENSE exchange reduces on the host.
+std::unique_ptr<BucketReducer> CreateDeviceBucketReducer(Communicator*, ExchangeStats*) {
+  return nullptr;
+}
+}  // namespace caffe
+#endif
