@@ -495,7 +495,13 @@ void Solver::Restore(const string& state_file) {
                             (mslash == string::npos ? model : model.substr(mslash + 1));
       if (FileExists(beside)) model = beside;
     }
-    net_->CopyTrainedLayersFrom(model);
+    try {
+      net_->CopyTrainedLayersFrom(model);
+    } catch (const Error& e) {
+      // Usually a snapshot of another net: name the state the user gave, not only
+      // the weights file it points to.
+      ErrorBuilder() << state_file << ": restoring its weights: " << e.what();
+    }
   }
   try {
     RestoreSolverState(state);
