@@ -230,7 +230,14 @@ float Solver::GetLearningRate() const {
 SolverAction Solver::RequestedAction() {
   SolverAction action = action_function_ ? action_function_() : SolverAction::NONE;
   // All ranks must act on the same iteration, or the collectives would hang.
-  if (exchange_ && exchange_->world_size() > 1) action = exchange_->AgreeOnAction(action);
+  if (exchange_ && exchange_->world_size() > 1) {
+    // Only this rank saw the signal: say which one, since the others merely follow.
+    LOG_IF(WARNING, action != SolverAction::NONE)
+        << "rank " << context_->rank() << " of " << exchange_->world_size() << " received a "
+        << (action == SolverAction::STOP ? "stop" : "snapshot") << " request (signal) at iteration "
+        << iter_ << "; every rank follows it";
+    action = exchange_->AgreeOnAction(action);
+  }
   return action;
 }
 
