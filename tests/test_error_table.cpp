@@ -310,7 +310,7 @@ vector<Row> Rows() {
        {{"images.idx", string("\0\0\x08\x03\0\0\0\x02\0\0\0\x02\0\0\0\x02\x01\x02", 18)},
         {"labels.idx", string("\0\0\x08\x01\0\0\0\x02\x05\x06", 10)}},
        "$T/convert_idx $D/images.idx $D/labels.idx $D/out_db",
-       {"$D/images.idx"}},
+       {"$D/images.idx: truncated: 2 items need 24 bytes, found 18"}},
       {"ComputeImageMeanOfMissingLmdb",
        {},
        "$T/compute_image_mean $D/nodb $D/mean.binaryproto",
@@ -409,6 +409,7 @@ TEST_P(ErrorTableTest, OneCleanErrorLine) {
   EXPECT_EQ(status, 1) << command << "\n" << out;
   string line;
   EXPECT_EQ(ErrorLines(out, &line), 1) << out;
+  RecordProperty("error_line", line);  // docs/errors.md quotes these
   for (const string& expected : row.expected) {
     EXPECT_NE(line.find(Expand(expected, dir)), string::npos)
         << "expected '" << Expand(expected, dir) << "' in: " << line;
