@@ -20,6 +20,10 @@
 #include "caffe/util/signal_handler.hpp"
 #include "caffe/util/upgrade_proto.hpp"
 
+#ifdef USE_MPI
+#include <mpi.h>
+#endif
+
 DEFINE_string(solver, "", "The solver definition protocol buffer text file (train).");
 DEFINE_string(model, "", "The model definition protocol buffer text file (test, time).");
 DEFINE_string(weights, "",
@@ -320,6 +324,41 @@ int DeviceQuery() {
   return 0;
 }
 
+// Rank and size of this process in an MPI job of several ranks; false when it runs
+// alone (no MPI, MPI not started or already finalized, or a job of one).
+bool RankInJob(int* rank, int* size) {
+#ifdef USE_MPI
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return false;
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+  return *size > 1;
+#else
+  (void)rank;
+  (void)size;
+  return false;
+#endif
+}
+
+// Prints the one error line and ends with status 1. In a job of several ranks an
+// error may hit one rank only (its own state file, its data shard) while the others
+// wait for it in a collective, and MPI_Finalize at exit would then wait for them in
+// turn: aborting the job makes mpirun end every rank instead of hanging.
+int FailWith(const string& message) {
+  int rank = 0, size = 1;
+  const bool in_job = RankInJob(&rank, &size);
+  std::cerr << "error: "
+            << (in_job ? "rank " + std::to_string(rank) + " of " + std::to_string(size) + ": "
+                       : string())
+            << message << std::endl;
+#ifdef USE_MPI
+  if (in_job) MPI_Abort(MPI_COMM_WORLD, 1);
+#endif
+  return 1;
+}
+
 }  // namespace
 }  // namespace caffe
 
@@ -353,10 +392,8 @@ int main(int argc, char** argv) {
               << "' (expected train, test, time or device_query)\n";
     return 1;
   } catch (const caffe::Error& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
+    return caffe::FailWith(e.what());
   } catch (const std::bad_alloc&) {
-    std::cerr << "error: out of memory\n";
-    return 1;
+    return caffe::FailWith("out of memory");
   }
 }

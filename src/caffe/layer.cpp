@@ -7,9 +7,13 @@ namespace caffe {
 Layer::Layer(const LayerParameter& param)
     : layer_param_(param), phase_(param.phase()), context_(std::make_shared<Context>()) {
   // Weights given inline in the layer parameter (deploy nets, tests) are loaded here.
-  for (const BlobProto& proto : param.blobs()) {
+  for (int i = 0; i < param.blobs_size(); ++i) {
     blobs_.push_back(std::make_shared<Blob>());
-    blobs_.back()->FromProto(proto);
+    try {
+      blobs_.back()->FromProto(param.blobs(i));
+    } catch (const Error& e) {
+      Fail() << "inline blobs[" << i << "]: " << e.what();
+    }
   }
 }
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
 #include "caffe/layer_factory.hpp"
 #include "caffe/util/insert_splits.hpp"
 #include "caffe/util/io.hpp"
@@ -10,13 +13,72 @@
 
 namespace caffe {
 
+namespace {
+
+class SilentErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int, google::protobuf::io::ColumnNumber, const std::string&) override {}
+};
+
+// Line (from 1) of the `layer` entry named `layer_name` in the prototxt `file`, or 0
+// when the file cannot be read or parsed as a net or holds no such layer.
+int LayerLineInFile(const string& file, const string& layer_name) {
+  string text;
+  try {
+    text = ReadFileToString(file);
+  } catch (const Error&) {
+    return 0;
+  }
+  google::protobuf::TextFormat::Parser parser;
+  google::protobuf::TextFormat::ParseInfoTree locations;
+  SilentErrorCollector silent;
+  parser.RecordErrorsTo(&silent);
+  parser.WriteLocationsTo(&locations);
+  NetParameter param;
+  if (!parser.ParseFromString(text, &param)) return 0;
+  const auto* field = NetParameter::descriptor()->FindFieldByName("layer");
+  for (int i = 0; i < param.layer_size(); ++i) {
+    if (param.layer(i).name() == layer_name) return locations.GetLocation(field, i).line + 1;
+  }
+  return 0;
+}
+
+// Errors raised while building or running a net read "<source>: layer 'NAME' ...".
+// Parsed protos carry no positions, so the layer's line is looked up in the source
+// file only now, on the error path, and the error becomes "<source>:LINE: layer ...".
+[[noreturn]] void ThrowWithLayerLine(const string& source, const Error& error) {
+  const string message = error.what();
+  const string prefix = source + ": ";
+  const string marker = "layer '";
+  if (message.compare(0, prefix.size(), prefix) == 0) {
+    const size_t name_begin = message.find(marker, prefix.size());
+    const size_t name_end =
+        name_begin == string::npos ? string::npos : message.find('\'', name_begin + marker.size());
+    if (name_end != string::npos) {
+      const string name = message.substr(name_begin + marker.size(),
+                                         name_end - name_begin - marker.size());
+      const int line = LayerLineInFile(source, name);
+      if (line > 0) {
+        throw Error(source + ":" + std::to_string(line) + ": " + message.substr(prefix.size()));
+      }
+    }
+  }
+  throw error;
+}
+
+}  // namespace
+
 Net::Net(const NetParameter& param, shared_ptr<Context> context, const string& source)
     : source_(source.empty() ? (param.name().empty() ? "<net>" : param.name()) : source),
       context_(std::move(context)) {
   CHECK(context_);
   NetParameter upgraded = param;
   UpgradeNetAsNeeded(source_, &upgraded);
-  Init(upgraded);
+  try {
+    Init(upgraded);
+  } catch (const Error& e) {
+    ThrowWithLayerLine(source_, e);
+  }
 }
 
 Net::Net(const string& filename, Phase phase, shared_ptr<Context> context, int level,
@@ -29,7 +91,11 @@ Net::Net(const string& filename, Phase phase, shared_ptr<Context> context, int l
   param.mutable_state()->set_level(level);
   param.mutable_state()->clear_stage();
   for (const string& stage : stages) param.mutable_state()->add_stage(stage);
-  Init(param);
+  try {
+    Init(param);
+  } catch (const Error& e) {
+    ThrowWithLayerLine(source_, e);
+  }
 }
 
 ErrorBuilder Net::Fail() const { return ErrorBuilder(source_ + ": "); }
@@ -74,9 +140,13 @@ void Net::FilterNet(const NetParameter& param, NetParameter* filtered) {
 void Net::Init(const NetParameter& in_param) {
   phase_ = in_param.state().phase();
   NetParameter filtered;
-  FilterNet(in_param, &filtered);
   NetParameter param;
-  InsertSplits(filtered, &param);
+  try {
+    FilterNet(in_param, &filtered);
+    InsertSplits(filtered, &param);
+  } catch (const Error& e) {
+    Fail() << e.what();
+  }
   name_ = param.name();
 
   std::set<string> available_blobs;
@@ -329,8 +399,13 @@ float Net::ForwardFromTo(int start, int end) {
   CHECK_GE(start, 0);
   CHECK_LT(end, static_cast<int>(layers_.size()));
   float loss = 0;
-  for (int i = start; i <= end; ++i) {
-    loss += layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+  try {
+    for (int i = start; i <= end; ++i) {
+      loss += layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+    }
+  } catch (const Error& e) {
+    // Bad data (a label out of range, an undecodable record) shows up only here.
+    ThrowWithLayerLine(source_, Error(source_ + ": " + e.what()));
   }
   return loss;
 }
@@ -346,8 +421,13 @@ void Net::BackwardFromTo(int start, int end) {
   CHECK_LT(start, static_cast<int>(layers_.size()));
   for (int i = start; i >= end; --i) {
     if (layer_need_backward_[i]) {
-      layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
+      try {
+        layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
+      } catch (const Error& e) {
+        ThrowWithLayerLine(source_, Error(source_ + ": " + e.what()));
+      }
     }
+    // Outside the try: the observer's errors (the exchange's) are not the net's.
     if (backward_observer_) backward_observer_(i);
   }
 }

@@ -237,7 +237,14 @@ float Solver::GetLearningRate() const {
 SolverAction Solver::RequestedAction() {
   SolverAction action = action_function_ ? action_function_() : SolverAction::NONE;
   // All ranks must act on the same iteration, or the collectives would hang.
-  if (exchange_ && exchange_->world_size() > 1) action = exchange_->AgreeOnAction(action);
+  if (exchange_ && exchange_->world_size() > 1) {
+    // Only this rank saw the signal: say which one, since the others merely follow.
+    LOG_IF(WARNING, action != SolverAction::NONE)
+        << "rank " << context_->rank() << " of " << exchange_->world_size() << " received a "
+        << (action == SolverAction::STOP ? "stop" : "snapshot") << " request (signal) at iteration "
+        << iter_ << "; every rank follows it";
+    action = exchange_->AgreeOnAction(action);
+  }
   return action;
 }
 
@@ -507,7 +514,13 @@ void Solver::Restore(const string& state_file) {
                             (mslash == string::npos ? model : model.substr(mslash + 1));
       if (FileExists(beside)) model = beside;
     }
-    net_->CopyTrainedLayersFrom(model);
+    try {
+      net_->CopyTrainedLayersFrom(model);
+    } catch (const Error& e) {
+      // Usually a snapshot of another net: name the state the user gave, not only
+      // the weights file it points to.
+      ErrorBuilder() << state_file << ": restoring its weights: " << e.what();
+    }
   }
   try {
     RestoreSolverState(state);

@@ -65,7 +65,8 @@ void BaseConvolutionLayer::LayerSetUp(const vector<Blob*>& bottom, const vector<
   }
 
   channels_ = static_cast<int>(bottom[0]->shape(channel_axis_));
-  LAYER_REQUIRE(p.num_output() > 0) << "convolution_param.num_output must be positive";
+  LAYER_REQUIRE(p.num_output() > 0)
+      << "convolution_param.num_output must be positive, found " << p.num_output();
   num_output_ = static_cast<int>(p.num_output());
   LAYER_REQUIRE(p.group() > 0) << "convolution_param.group must be positive";
   group_ = static_cast<int>(p.group());

@@ -34,8 +34,8 @@ void DummyDataLayer::LayerSetUp(const vector<Blob*>& bottom, const vector<Blob*>
     for (int i = 0; i < num_tops; ++i) {
       const BlobShape& shape = p.shape(pick(p.shape_size(), i));
       for (int d = 0; d < shape.dim_size(); ++d) {
-        LAYER_REQUIRE(shape.dim(d) >= 0) << "shape for top '" << top_name(i)
-                                         << "' has a negative dimension " << shape.dim(d);
+        LAYER_REQUIRE(shape.dim(d) > 0) << "shape for top '" << top_name(i) << "': dimension "
+                                        << d << " must be positive, found " << shape.dim(d);
       }
       top[i]->Reshape(shape);
     }

@@ -14,9 +14,11 @@ void InputLayer::LayerSetUp(const vector<Blob*>& bottom, const vector<Blob*>& to
   for (int i = 0; i < num_tops; ++i) {
     const BlobShape& shape = p.shape(num_shapes == 1 ? 0 : i);
     for (int d = 0; d < shape.dim_size(); ++d) {
-      LAYER_REQUIRE(shape.dim(d) >= 0)
-          << "input shape for top '" << top_name(i) << "' has a negative dimension "
-          << shape.dim(d);
+      // An empty blob is never what a net definition means; it only fails later,
+      // far from the typo.
+      LAYER_REQUIRE(shape.dim(d) > 0)
+          << "input shape for top '" << top_name(i) << "': dimension " << d
+          << " must be positive, found " << shape.dim(d);
     }
     top[i]->Reshape(shape);
   }

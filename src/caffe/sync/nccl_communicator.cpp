@@ -5,6 +5,9 @@
 #include "caffe/sync/nccl_communicator.hpp"
 
 #include <chrono>
+#include <cstdlib>
+#include <sstream>
+#include <thread>
 
 #include "caffe/common.hpp"
 #include "caffe/util/device_alternate.hpp"
@@ -24,6 +27,76 @@ void ThrowIfNcclError(ncclResult_t status, const char* op) {
 }
 
 int Mod(int value, int n) { return ((value % n) + n) % n; }
+
+// How long one collective may take before its peers count as lost:
+// CAFFE_NCCL_TIMEOUT_S seconds, 300 by default.
+double NcclTimeoutSeconds() {
+  static const double seconds = [] {
+    constexpr double kDefault = 300;
+    const char* text = std::getenv("CAFFE_NCCL_TIMEOUT_S");
+    if (text == nullptr || *text == '\0') return kDefault;
+    char* end = nullptr;
+    const double value = std::strtod(text, &end);
+    if (end == text || *end != '\0' || !(value > 0)) {
+      LOG(WARNING) << "CAFFE_NCCL_TIMEOUT_S: expected a positive number of seconds, found '"
+                   << text << "'; using " << kDefault;
+      return kDefault;
+    }
+    return value;
+  }();
+  return seconds;
+}
+
+// After an abort every later call fails the same clear way instead of using a dead
+// communicator.
+void RequireLive(ncclComm_t comm, int rank, int size, const char* op) {
+  CAFFE_REQUIRE(comm != nullptr) << "NCCL " << op << " on rank " << rank << " of " << size
+                                 << ": the communicator was aborted after an earlier failure";
+}
+
+// Waits for `op` to finish on `stream`. A plain cudaStreamSynchronize would block for
+// ever when a peer rank dies mid-collective, so this polls the stream and NCCL's
+// asynchronous error state instead; on an error or after the timeout it aborts the
+// communicator (which releases the stuck kernels) and throws, naming rank and op.
+void WaitForCollective(cudaStream_t stream, ncclComm_t* comm, int rank, int size,
+                       const char* op) {
+  RequireLive(*comm, rank, size, op);
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const double timeout = NcclTimeoutSeconds();
+  auto abort_and_fail = [&](const std::string& why) {
+    ncclCommAbort(*comm);
+    *comm = nullptr;
+    ErrorBuilder() << "NCCL " << op << " on rank " << rank << " of " << size << " " << why
+                   << "; communicator aborted (a peer rank is probably lost)";
+  };
+  for (int polls = 0;; ++polls) {
+    const cudaError_t status = cudaStreamQuery(stream);
+    if (status == cudaSuccess) return;
+    if (status != cudaErrorNotReady) {
+      abort_and_fail(std::string("hit a CUDA error: ") + cudaGetErrorString(status));
+    }
+    ncclResult_t async = ncclSuccess;
+    const ncclResult_t query = ncclCommGetAsyncError(*comm, &async);
+    if (query != ncclSuccess) async = query;
+    if (async != ncclSuccess) {
+      abort_and_fail(std::string("failed: ") + ncclGetErrorString(async));
+    }
+    const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+    if (waited > timeout) {
+      std::ostringstream why;
+      why << "did not finish within " << timeout << " s (CAFFE_NCCL_TIMEOUT_S)";
+      abort_and_fail(why.str());
+    }
+    // Most collectives finish within microseconds: spin briefly before sleeping, so
+    // that polling adds no latency to them and no CPU load to long ones.
+    if (polls < 1000) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+}
 
 }  // namespace
 
@@ -49,7 +122,7 @@ NcclCommunicator::~NcclCommunicator() {
 }
 
 void NcclCommunicator::Finish(const char* op, int64_t bytes, double start_seconds) {
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  WaitForCollective(stream_, &comm_, rank(), size(), op);
   CommStats::Entry& entry = stats_.by_op[op];
   ++entry.calls;
   entry.bytes_sent += bytes;
@@ -58,6 +131,7 @@ void NcclCommunicator::Finish(const char* op, int64_t bytes, double start_second
 
 void NcclCommunicator::AllReduceSum(float* data, int64_t count) {
   CAFFE_REQUIRE(count >= 0) << "AllReduceSum: negative count " << count;
+  RequireLive(comm_, rank(), size(), "allreduce");
   const double start = NowSeconds();
   CUDA_CHECK(cudaSetDevice(device_));
   if (count > 0) {
@@ -84,6 +158,7 @@ void NcclCommunicator::Broadcast(void* data, int64_t bytes, int root) {
   CAFFE_REQUIRE(bytes >= 0) << "Broadcast: negative byte count " << bytes;
   CAFFE_REQUIRE(root >= 0 && root < size())
       << "Broadcast: root " << root << " is not a rank of " << size();
+  RequireLive(comm_, rank(), size(), "broadcast");
   const double start = NowSeconds();
   CUDA_CHECK(cudaSetDevice(device_));
   if (bytes > 0) {
@@ -96,6 +171,7 @@ void NcclCommunicator::Broadcast(void* data, int64_t bytes, int root) {
 
 void NcclCommunicator::Gather(const void* in, int64_t count, ncclDataType_t type,
                               void* out) {
+  RequireLive(comm_, rank(), size(), "allgather");
   CUDA_CHECK(cudaSetDevice(device_));
   if (count > 0) {
     ThrowIfNcclError(ncclAllGather(in, out, count, type, comm_, stream_), "ncclAllGather");
@@ -124,6 +200,7 @@ void NcclCommunicator::AllGatherV(const float* in, const std::vector<int64_t>& c
     CAFFE_REQUIRE(counts[r] >= 0) << "AllGatherV: negative count " << counts[r]
                                   << " for rank " << r;
   }
+  RequireLive(comm_, rank(), size(), "allgatherv");
   const double start = NowSeconds();
   CUDA_CHECK(cudaSetDevice(device_));
   // NCCL has no variable-size gather: one broadcast per rank, fused into one launch.
@@ -145,7 +222,7 @@ void NcclCommunicator::AllGatherV(const float* in, const std::vector<int64_t>& c
 void NcclCommunicator::Barrier() {
   const double start = NowSeconds();
   // Pending device work first, so that "after the barrier" means finished everywhere.
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  WaitForCollective(stream_, &comm_, rank(), size(), "barrier (pending collectives)");
   ThrowIfMpiError(MPI_Barrier(mpi_->mpi_comm()), "MPI_Barrier");
   Finish("barrier", 0, start);
 }

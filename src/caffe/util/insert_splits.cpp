@@ -38,9 +38,23 @@ void InsertSplits(const NetParameter& param, NetParameter* param_split) {
     const LayerParameter& layer = param.layer(i);
     for (int j = 0; j < layer.bottom_size(); ++j) {
       auto it = producer.find(layer.bottom(j));
-      CAFFE_REQUIRE(it != producer.end())
-          << "layer '" << layer.name() << "' (" << layer.type() << "): bottom blob '"
-          << layer.bottom(j) << "' is not produced by any earlier layer";
+      if (it == producer.end()) {
+        // Layers run in file order, so a blob made only further down is as missing as
+        // one made nowhere; naming its producer points at the fix (move a layer up).
+        string later;
+        for (int k = i; k < param.layer_size() && later.empty(); ++k) {
+          for (const string& top : param.layer(k).top()) {
+            if (top == layer.bottom(j)) later = param.layer(k).name();
+          }
+        }
+        ErrorBuilder error;
+        error << "layer '" << layer.name() << "' (" << layer.type() << "): bottom blob '"
+              << layer.bottom(j) << "' is not produced by any earlier layer";
+        if (!later.empty()) {
+          error << " (expected a producer above it, found only the later layer '" << later
+                << "'; layers run in file order)";
+        }
+      }
       bottom_source[{i, j}] = it->second;
       ++readers[it->second];
     }

@@ -105,6 +105,16 @@ void WriteFileAtomically(const std::string& filename, const std::string& bytes) 
     ::unlink(temp.c_str());
     ErrorBuilder() << filename << ": could not be written (" << std::strerror(err) << ")";
   }
+  // The rename itself is durable only once the folder is flushed; without this a
+  // power cut could bring back neither the old nor the new name. Best effort: some
+  // file systems refuse to open or sync a folder.
+  const size_t slash = filename.find_last_of('/');
+  const std::string folder = slash == std::string::npos ? "." : filename.substr(0, slash + 1);
+  const int dir_fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
 }
 
 void WriteProtoToTextFile(const Message& proto, const std::string& filename) {
