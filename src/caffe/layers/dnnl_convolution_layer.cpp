@@ -2,19 +2,12 @@
 
 #include "caffe/layers/dnnl_convolution_layer.hpp"
 
+#include "caffe/util/dnnl_conv_geometry.hpp"
 #include "caffe/util/math_functions.hpp"
 
 namespace caffe {
 
-namespace {
-
 using dnnl::memory;
-
-memory::desc AnyLayout(const memory::dims& dims) {
-  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
-}
-
-}  // namespace
 
 bool DnnlConvolutionLayer::Supported(const vector<Blob*>& bottom) const {
   return num_spatial_axes_ == 2 && channel_axis_ == 1 && bottom[0]->num_axes() == 4 &&
@@ -45,13 +38,11 @@ void DnnlConvolutionLayer::Reshape(const vector<Blob*>& bottom, const vector<Blo
                      kernel_shape_[1]};
   }
   bias_dims_ = {num_output_};
-  strides_ = {stride_[0], stride_[1]};
-  // oneDNN counts dilation from 0 (dense), Caffe from 1.
-  dilates_ = {dilation_[0] - 1, dilation_[1] - 1};
-  // Caffe's floor rounding is oneDNN's rule too, so symmetric padding gives the same
-  // output size.
-  padding_l_ = {pad_[0], pad_[1]};
-  padding_r_ = padding_l_;
+  const DnnlConvGeometry geometry = MakeDnnlConvGeometry(stride_, dilation_, pad_);
+  strides_ = geometry.strides;
+  dilates_ = geometry.dilates;
+  padding_l_ = geometry.padding_l;
+  padding_r_ = geometry.padding_r;
   try {
     BuildForward();
   } catch (const dnnl::error& e) {
@@ -66,8 +57,8 @@ void DnnlConvolutionLayer::BuildForward() {
   const memory::desc bias_md = bias_term_ ? PlainDesc(bias_dims_) : memory::desc();
   dnnl::convolution_forward::desc desc(
       dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-      AnyLayout(src_dims_), AnyLayout(weights_dims_), bias_md, AnyLayout(dst_dims_), strides_,
-      dilates_, padding_l_, padding_r_);
+      AnyLayoutDesc(src_dims_), AnyLayoutDesc(weights_dims_), bias_md, AnyLayoutDesc(dst_dims_),
+      strides_, dilates_, padding_l_, padding_r_);
   fwd_pd_ = dnnl::convolution_forward::primitive_desc(desc, engine);
   fwd_ = dnnl::convolution_forward(fwd_pd_);
   fwd_src_.Init(PlainDesc(src_dims_), fwd_pd_.src_desc());
@@ -79,8 +70,8 @@ void DnnlConvolutionLayer::BuildForward() {
 void DnnlConvolutionLayer::BuildBackward() {
   const dnnl::engine& engine = ThreadDnnlContext().engine;
   dnnl::convolution_backward_data::desc data_desc(
-      dnnl::algorithm::convolution_direct, AnyLayout(src_dims_), AnyLayout(weights_dims_),
-      AnyLayout(dst_dims_), strides_, dilates_, padding_l_, padding_r_);
+      dnnl::algorithm::convolution_direct, AnyLayoutDesc(src_dims_), AnyLayoutDesc(weights_dims_),
+      AnyLayoutDesc(dst_dims_), strides_, dilates_, padding_l_, padding_r_);
   dnnl::convolution_backward_data::primitive_desc data_pd(data_desc, engine, fwd_pd_);
   bwd_data_ = dnnl::convolution_backward_data(data_pd);
   bwd_data_diff_dst_.Init(PlainDesc(dst_dims_), data_pd.diff_dst_desc());
@@ -89,8 +80,8 @@ void DnnlConvolutionLayer::BuildBackward() {
 
   const memory::desc bias_md = bias_term_ ? PlainDesc(bias_dims_) : memory::desc();
   dnnl::convolution_backward_weights::desc weights_desc(
-      dnnl::algorithm::convolution_direct, AnyLayout(src_dims_), AnyLayout(weights_dims_),
-      bias_md, AnyLayout(dst_dims_), strides_, dilates_, padding_l_, padding_r_);
+      dnnl::algorithm::convolution_direct, AnyLayoutDesc(src_dims_), AnyLayoutDesc(weights_dims_),
+      bias_md, AnyLayoutDesc(dst_dims_), strides_, dilates_, padding_l_, padding_r_);
   dnnl::convolution_backward_weights::primitive_desc weights_pd(weights_desc, engine, fwd_pd_);
   bwd_weights_ = dnnl::convolution_backward_weights(weights_pd);
   bwd_weights_src_.Init(PlainDesc(src_dims_), weights_pd.src_desc());
