@@ -2,7 +2,7 @@
 
 #include "caffe/layers/dnnl_convolution_layer.hpp"
 
-#include "caffe/util/dnnl_conv_geometry.hpp"
+#include "caffe/util/dnnl_conv_common.hpp"
 #include "caffe/util/math_functions.hpp"
 
 namespace caffe {
@@ -61,9 +61,9 @@ void DnnlConvolutionLayer::BuildForward() {
       strides_, dilates_, padding_l_, padding_r_);
   fwd_pd_ = dnnl::convolution_forward::primitive_desc(desc, engine);
   fwd_ = dnnl::convolution_forward(fwd_pd_);
-  fwd_src_.Init(PlainDesc(src_dims_), fwd_pd_.src_desc());
-  fwd_weights_.Init(PlainDesc(weights_dims_), fwd_pd_.weights_desc());
-  fwd_dst_.Init(PlainDesc(dst_dims_), fwd_pd_.dst_desc());
+  fwd_src_.Init(PlainDesc(src_dims_), fwd_pd_.src_desc(), kScratchSrc);
+  fwd_weights_.Init(PlainDesc(weights_dims_), fwd_pd_.weights_desc(), kScratchWeights);
+  fwd_dst_.Init(PlainDesc(dst_dims_), fwd_pd_.dst_desc(), kScratchDst);
   bias_ = bias_term_ ? memory(bias_md, engine, DNNL_MEMORY_NONE) : memory();
 }
 
@@ -74,9 +74,9 @@ void DnnlConvolutionLayer::BuildBackward() {
       AnyLayoutDesc(dst_dims_), strides_, dilates_, padding_l_, padding_r_);
   dnnl::convolution_backward_data::primitive_desc data_pd(data_desc, engine, fwd_pd_);
   bwd_data_ = dnnl::convolution_backward_data(data_pd);
-  bwd_data_diff_dst_.Init(PlainDesc(dst_dims_), data_pd.diff_dst_desc());
-  bwd_data_weights_.Init(PlainDesc(weights_dims_), data_pd.weights_desc());
-  bwd_data_diff_src_.Init(PlainDesc(src_dims_), data_pd.diff_src_desc());
+  bwd_data_diff_dst_.Init(PlainDesc(dst_dims_), data_pd.diff_dst_desc(), kScratchDst);
+  bwd_data_weights_.Init(PlainDesc(weights_dims_), data_pd.weights_desc(), kScratchWeights);
+  bwd_data_diff_src_.Init(PlainDesc(src_dims_), data_pd.diff_src_desc(), kScratchDiffSrc);
 
   const memory::desc bias_md = bias_term_ ? PlainDesc(bias_dims_) : memory::desc();
   dnnl::convolution_backward_weights::desc weights_desc(
@@ -84,10 +84,10 @@ void DnnlConvolutionLayer::BuildBackward() {
       bias_md, AnyLayoutDesc(dst_dims_), strides_, dilates_, padding_l_, padding_r_);
   dnnl::convolution_backward_weights::primitive_desc weights_pd(weights_desc, engine, fwd_pd_);
   bwd_weights_ = dnnl::convolution_backward_weights(weights_pd);
-  bwd_weights_src_.Init(PlainDesc(src_dims_), weights_pd.src_desc());
-  bwd_weights_diff_dst_.Init(PlainDesc(dst_dims_), weights_pd.diff_dst_desc());
-  bwd_weights_diff_weights_.Init(PlainDesc(weights_dims_), weights_pd.diff_weights_desc());
-  weight_diff_scratch_.ReshapeLike(*blobs_[0]);
+  bwd_weights_src_.Init(PlainDesc(src_dims_), weights_pd.src_desc(), kScratchSrc);
+  bwd_weights_diff_dst_.Init(PlainDesc(dst_dims_), weights_pd.diff_dst_desc(), kScratchDst);
+  bwd_weights_diff_weights_.Init(PlainDesc(weights_dims_), weights_pd.diff_weights_desc(),
+                                 kScratchDiffWeights);
   if (bias_term_) {
     bias_diff_scratch_.ReshapeLike(*blobs_[1]);
     diff_bias_ = memory(bias_md, engine, DNNL_MEMORY_NONE);
@@ -134,7 +134,7 @@ void DnnlConvolutionLayer::Backward_cpu(const vector<Blob*>& top,
   for (size_t i = 0; i < top.size(); ++i) {
     const float* dy = top[i]->cpu_diff();
     if (weight_grad || bias_grad) {
-      float* dw = weight_diff_scratch_.mutable_cpu_data();
+      float* dw = DnnlScratch(kScratchWeightGradient, blobs_[0]->count());
       std::unordered_map<int, memory> args{
           {DNNL_ARG_SRC, bwd_weights_src_.Read(bottom[i]->cpu_data())},
           {DNNL_ARG_DIFF_DST, bwd_weights_diff_dst_.Read(dy)},
@@ -147,8 +147,7 @@ void DnnlConvolutionLayer::Backward_cpu(const vector<Blob*>& top,
       bwd_weights_diff_weights_.Commit(dw);
       stream.wait();
       if (weight_grad) {
-        math::axpy(blobs_[0]->count(), 1.f, weight_diff_scratch_.cpu_data(),
-                   blobs_[0]->mutable_cpu_diff());
+        math::axpy(blobs_[0]->count(), 1.f, dw, blobs_[0]->mutable_cpu_diff());
       }
       if (bias_grad) {
         math::axpy(blobs_[1]->count(), 1.f, bias_diff_scratch_.cpu_data(),
