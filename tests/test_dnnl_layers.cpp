@@ -14,6 +14,7 @@
 #include "caffe/layer_factory.hpp"
 #include "caffe/layers/batch_norm_layer.hpp"
 #include "caffe/layers/convolution_layer.hpp"
+#include "caffe/layers/deconvolution_layer.hpp"
 #include "caffe/layers/inner_product_layer.hpp"
 #include "caffe/layers/lrn_layer.hpp"
 #include "caffe/layers/pooling_layer.hpp"
@@ -24,6 +25,7 @@
 #ifdef USE_DNNL
 #include "caffe/layers/dnnl_batch_norm_layer.hpp"
 #include "caffe/layers/dnnl_convolution_layer.hpp"
+#include "caffe/layers/dnnl_deconvolution_layer.hpp"
 #include "caffe/layers/dnnl_inner_product_layer.hpp"
 #include "caffe/layers/dnnl_lrn_layer.hpp"
 #include "caffe/layers/dnnl_pooling_layer.hpp"
@@ -285,6 +287,129 @@ TEST(DnnlConvolutionTest, BadParametersStillRaiseErrors) {
   }
 }
 
+string Deconv(const string& fields) {
+  return "name: 'deconv' type: 'Deconvolution' convolution_param { " + fields + " }";
+}
+
+TEST(DnnlDeconvolutionTest, MatchesReference) {
+  using Ref = DeconvolutionLayer;
+  using Dnnl = DnnlDeconvolutionLayer;
+  CompareWithReference<Ref, Dnnl>(Deconv("num_output: 4 kernel_size: 3"), {2, 3, 5, 4});
+  CompareWithReference<Ref, Dnnl>(Deconv("num_output: 3 kernel_size: 4 stride: 2 pad: 1"),
+                                  {2, 5, 6, 7});
+  CompareWithReference<Ref, Dnnl>(
+      Deconv("num_output: 5 kernel_h: 3 kernel_w: 2 stride_h: 2 stride_w: 3 pad_h: 1 pad_w: 0"),
+      {1, 3, 5, 6});
+  CompareWithReference<Ref, Dnnl>(Deconv("num_output: 6 kernel_size: 3 group: 2 stride: 2"),
+                                  {2, 4, 5, 5});
+  CompareWithReference<Ref, Dnnl>(Deconv("num_output: 4 kernel_size: 3 dilation: 2 pad: 1"),
+                                  {2, 3, 6, 6});
+  CompareWithReference<Ref, Dnnl>(Deconv("num_output: 3 kernel_size: 1 bias_term: false"),
+                                  {3, 5, 4, 4});
+  CompareWithReference<Ref, Dnnl>(
+      Deconv("num_output: 8 kernel_size: 3 group: 4 dilation: 2 stride: 2 pad: 2 "
+             "bias_term: false"),
+      {2, 8, 6, 5});
+}
+
+TEST(DnnlDeconvolutionTest, MatchesReferenceOnBlockedLayouts) {
+  // Channel counts that make oneDNN pick blocked layouts, so the reorders run.
+  using Ref = DeconvolutionLayer;
+  using Dnnl = DnnlDeconvolutionLayer;
+  CompareWithReference<Ref, Dnnl>(Deconv("num_output: 32 kernel_size: 4 stride: 2 pad: 1"),
+                                  {2, 16, 6, 6});
+  CompareWithReference<Ref, Dnnl>(Deconv("num_output: 32 kernel_size: 3 group: 2 stride: 2"),
+                                  {2, 32, 5, 5});
+}
+
+TEST(DnnlDeconvolutionTest, SeveralBottomsAndFallback) {
+  Options two;
+  two.num_bottoms = 2;
+  CompareWithReference<DeconvolutionLayer, DnnlDeconvolutionLayer>(
+      Deconv("num_output: 4 kernel_size: 3 stride: 2"), {2, 3, 4, 5}, two);
+  Options fallback;
+  fallback.expect_dnnl = false;
+  CompareWithReference<DeconvolutionLayer, DnnlDeconvolutionLayer>(
+      Deconv("num_output: 2 kernel_size: 2"), {1, 2, 3, 3, 2}, fallback);
+}
+
+TEST(DnnlDeconvolutionTest, ReshapeRebuilds) {
+  DnnlDeconvolutionLayer layer(ParseLayer(Deconv("num_output: 2 kernel_size: 3 stride: 2")));
+  Blob x({1, 2, 3, 3}), y;
+  FillUniform(&x, -1.f, 1.f);
+  layer.SetUp({&x}, {&y});
+  layer.Forward({&x}, {&y});
+  EXPECT_EQ(y.shape(), (vector<int64_t>{1, 2, 7, 7}));
+  x.Reshape({3, 2, 4, 2});
+  FillUniform(&x, -1.f, 1.f);
+  layer.Forward({&x}, {&y});
+  EXPECT_EQ(y.shape(), (vector<int64_t>{3, 2, 9, 5}));
+  DeconvolutionLayer reference(ParseLayer(Deconv("num_output: 2 kernel_size: 3 stride: 2")));
+  Blob y_ref;
+  reference.SetUp({&x}, {&y_ref});
+  reference.blobs()[0]->CopyFrom(*layer.blobs()[0]);
+  reference.blobs()[1]->CopyFrom(*layer.blobs()[1]);
+  reference.Forward({&x}, {&y_ref});
+  ExpectClose(y.cpu_data(), y_ref.cpu_data(), y.count(), "reshaped top");
+}
+
+TEST(DnnlDeconvolutionTest, Gradient) {
+  DnnlDeconvolutionLayer layer(
+      ParseLayer(Deconv("num_output: 4 kernel_size: 3 stride: 2 pad: 1 group: 2 dilation: 2 "
+                        "weight_filler { type: 'gaussian' std: 0.3 } "
+                        "bias_filler { type: 'gaussian' std: 0.3 }")));
+  Blob x({2, 4, 3, 3}), y;
+  FillUniform(&x, -1.f, 1.f);
+  GradientChecker checker(1e-2f, 1e-2f);
+  checker.CheckGradient(&layer, {&x}, {&y});
+  EXPECT_TRUE(layer.uses_dnnl());
+  // Bottom (72) + weights (4 x 2 x 9) + bias (4).
+  EXPECT_EQ(checker.checked(), 72 + 72 + 4);
+}
+
+TEST(DnnlDeconvolutionTest, OnlyRequestedGradientsAreTouched) {
+  const LayerParameter param = ParseLayer(Deconv("num_output: 16 kernel_size: 2 stride: 2"));
+  DeconvolutionLayer reference(param);
+  DnnlDeconvolutionLayer dnnl(param);
+  Blob x({2, 16, 4, 4}), y_ref, y;
+  FillUniform(&x, -1.f, 1.f);
+  reference.SetUp({&x}, {&y_ref});
+  dnnl.SetUp({&x}, {&y});
+  for (int b = 0; b < 2; ++b) {
+    dnnl.blobs()[b]->CopyFrom(*reference.blobs()[b]);
+    std::fill_n(reference.blobs()[b]->mutable_cpu_diff(), reference.blobs()[b]->count(), 0.5f);
+    std::fill_n(dnnl.blobs()[b]->mutable_cpu_diff(), dnnl.blobs()[b]->count(), 0.5f);
+  }
+  reference.set_param_propagate_down(1, false);
+  dnnl.set_param_propagate_down(1, false);
+  reference.Forward({&x}, {&y_ref});
+  dnnl.Forward({&x}, {&y});
+  FillUniform(&y_ref, -1.f, 1.f);
+  std::copy_n(y_ref.cpu_data(), y.count(), y_ref.mutable_cpu_diff());
+  std::copy_n(y_ref.cpu_data(), y.count(), y.mutable_cpu_diff());
+  std::fill_n(x.mutable_cpu_diff(), x.count(), 9.f);
+  reference.Backward({&y_ref}, {false}, {&x});
+  dnnl.Backward({&y}, {false}, {&x});
+  for (int64_t i = 0; i < x.count(); ++i) ASSERT_EQ(x.cpu_diff()[i], 9.f) << i;
+  for (int64_t i = 0; i < dnnl.blobs()[1]->count(); ++i) {
+    ASSERT_EQ(dnnl.blobs()[1]->cpu_diff()[i], 0.5f) << i;
+  }
+  ExpectClose(dnnl.blobs()[0]->cpu_diff(), reference.blobs()[0]->cpu_diff(),
+              reference.blobs()[0]->count(), "weight diff");
+}
+
+TEST(DnnlDeconvolutionTest, BadParametersStillRaiseErrors) {
+  DnnlDeconvolutionLayer layer(ParseLayer(Deconv("num_output: 4 kernel_size: 3 group: 2")));
+  Blob x({1, 3, 5, 5}), y;
+  try {
+    layer.SetUp({&x}, {&y});
+    FAIL() << "expected caffe::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(string(e.what()).find("deconv"), string::npos) << e.what();
+    EXPECT_NE(string(e.what()).find("group"), string::npos) << e.what();
+  }
+}
+
 string InnerProduct(const string& fields) {
   return "name: 'ip' type: 'InnerProduct' inner_product_param { " + fields + " }";
 }
@@ -482,6 +607,31 @@ TEST(DnnlEngineSelectionTest, EngineFieldPicksTheClass) {
   EXPECT_NE(dynamic_cast<DnnlReLULayer*>(relu.get()), nullptr);
   auto bn = LayerRegistry::CreateLayer(ParseLayer(BatchNorm("engine: DNNL")));
   EXPECT_NE(dynamic_cast<DnnlBatchNormLayer*>(bn.get()), nullptr);
+  auto deconv = [](const string& engine) {
+    return LayerRegistry::CreateLayer(
+        ParseLayer(Deconv("num_output: 2 kernel_size: 3 engine: " + engine)));
+  };
+  EXPECT_NE(dynamic_cast<DnnlDeconvolutionLayer*>(deconv("DNNL").get()), nullptr);
+  EXPECT_EQ(dynamic_cast<DnnlDeconvolutionLayer*>(deconv("CAFFE").get()), nullptr);
+  EXPECT_NE(dynamic_cast<DeconvolutionLayer*>(deconv("CAFFE").get()), nullptr);
+}
+
+TEST(DnnlEngineSelectionTest, BatchNormDefaultDependsOnThreadCount) {
+  // oneDNN's batch norm for one thread; the reference (shared thread pool) for more.
+  ScopedEnv env("CAFFE_DEFAULT_ENGINE", "");
+  const int threads = NumThreads();
+  const LayerParameter bn = ParseLayer(BatchNorm(""));
+  SetNumThreads(1);
+  EXPECT_NE(dynamic_cast<DnnlBatchNormLayer*>(LayerRegistry::CreateLayer(bn).get()), nullptr);
+  SetNumThreads(2);
+  auto layer = LayerRegistry::CreateLayer(bn);
+  EXPECT_EQ(dynamic_cast<DnnlBatchNormLayer*>(layer.get()), nullptr);
+  EXPECT_NE(dynamic_cast<BatchNormLayer*>(layer.get()), nullptr);
+  // An explicit engine still wins.
+  EXPECT_NE(dynamic_cast<DnnlBatchNormLayer*>(
+                LayerRegistry::CreateLayer(ParseLayer(BatchNorm("engine: DNNL"))).get()),
+            nullptr);
+  SetNumThreads(threads);
 }
 
 TEST(DnnlEngineSelectionTest, EnvironmentOverridesDefault) {

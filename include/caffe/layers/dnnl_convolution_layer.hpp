@@ -10,6 +10,7 @@
 
 #include "caffe/layers/convolution_layer.hpp"
 #include "caffe/util/dnnl_context.hpp"
+#include "caffe/util/dnnl_conv_common.hpp"
 
 namespace caffe {
 
@@ -42,17 +43,17 @@ class DnnlConvolutionLayer : public ConvolutionLayer {
 
   dnnl::convolution_forward::primitive_desc fwd_pd_;
   dnnl::convolution_forward fwd_;
-  DnnlLayoutBridge fwd_src_, fwd_weights_, fwd_dst_;
+  DnnlScratchBridge fwd_src_, fwd_weights_, fwd_dst_;
   dnnl::memory bias_;
 
   dnnl::convolution_backward_data bwd_data_;
-  DnnlLayoutBridge bwd_data_diff_dst_, bwd_data_weights_, bwd_data_diff_src_;
+  DnnlScratchBridge bwd_data_diff_dst_, bwd_data_weights_, bwd_data_diff_src_;
   dnnl::convolution_backward_weights bwd_weights_;
-  DnnlLayoutBridge bwd_weights_src_, bwd_weights_diff_dst_, bwd_weights_diff_weights_;
+  DnnlScratchBridge bwd_weights_src_, bwd_weights_diff_dst_, bwd_weights_diff_weights_;
   dnnl::memory diff_bias_;
-  // oneDNN overwrites weight gradients; Caffe accumulates them. oneDNN writes here
-  // and the result is added to the blobs' diffs.
-  Blob weight_diff_scratch_;
+  // oneDNN overwrites weight gradients; Caffe accumulates them. oneDNN writes the
+  // weight gradient into a shared scratch slot and the bias gradient here, and both
+  // are added to the blobs' diffs.
   Blob bias_diff_scratch_;
 };
 

@@ -4,8 +4,17 @@
 
 #include "caffe/layer_factory.hpp"
 #include "caffe/util/math_functions.hpp"
+#include "caffe/util/parallel_for.hpp"
 
 namespace caffe {
+
+namespace {
+// Channels (or planes) per thread at least, so that a thread gets about
+// kParallelMinElements / 2 elements: ParallelFor counts items, not elements.
+int64_t ChannelGrain(int64_t elements_per_item) {
+  return std::max<int64_t>(1, kParallelMinElements / std::max<int64_t>(1, elements_per_item));
+}
+}  // namespace
 
 namespace {
 
@@ -77,21 +86,28 @@ void BatchNormLayer::ComputeBatchStatistics(const float* x) {
   float* variance = variance_.mutable_cpu_data();
   const double m = static_cast<double>(num_ * spatial_);
   // Two passes (mean, then squared deviations) avoid E[x^2] - E[x]^2 cancellation.
-  for (int64_t c = 0; c < channels_; ++c) {
-    double sum = 0;
-    for (int64_t n = 0; n < num_; ++n) {
-      const float* row = x + (n * channels_ + c) * spatial_;
-      for (int64_t s = 0; s < spatial_; ++s) sum += row[s];
-    }
-    const double mu = sum / m;
-    double squares = 0;
-    for (int64_t n = 0; n < num_; ++n) {
-      const float* row = x + (n * channels_ + c) * spatial_;
-      for (int64_t s = 0; s < spatial_; ++s) squares += (row[s] - mu) * (row[s] - mu);
-    }
-    mean[c] = static_cast<float>(mu);
-    variance[c] = static_cast<float>(squares / m);
-  }
+  // Channels are independent, so threads split them and each sum keeps its order.
+  const int64_t per_channel = num_ * spatial_;
+  ParallelFor(
+      channels_,
+      [=, num = num_, channels = channels_, spatial = spatial_](int64_t c_begin, int64_t c_end) {
+        for (int64_t c = c_begin; c < c_end; ++c) {
+          double sum = 0;
+          for (int64_t n = 0; n < num; ++n) {
+            const float* row = x + (n * channels + c) * spatial;
+            for (int64_t s = 0; s < spatial; ++s) sum += row[s];
+          }
+          const double mu = sum / m;
+          double squares = 0;
+          for (int64_t n = 0; n < num; ++n) {
+            const float* row = x + (n * channels + c) * spatial;
+            for (int64_t s = 0; s < spatial; ++s) squares += (row[s] - mu) * (row[s] - mu);
+          }
+          mean[c] = static_cast<float>(mu);
+          variance[c] = static_cast<float>(squares / m);
+        }
+      },
+      ChannelGrain(per_channel));
 }
 
 void BatchNormLayer::UpdateRunningStatistics() {
@@ -122,16 +138,20 @@ void BatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*
   for (int64_t c = 0; c < channels_; ++c) inv_std[c] = 1.f / std::sqrt(variance[c] + eps_);
 
   float* y = top[0]->mutable_cpu_data();  // may alias x: each element is read once first
-  for (int64_t n = 0; n < num_; ++n) {
-    for (int64_t c = 0; c < channels_; ++c) {
-      const int64_t base = (n * channels_ + c) * spatial_;
-      for (int64_t s = 0; s < spatial_; ++s) y[base + s] = (x[base + s] - mean[c]) * inv_std[c];
-    }
-  }
-  if (!use_global_stats_) {
-    math::copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
-    UpdateRunningStatistics();
-  }
+  // Training keeps x_hat for backward, written in the same pass.
+  float* x_hat = use_global_stats_ ? nullptr : x_norm_.mutable_cpu_data();
+  const int64_t channels = channels_, spatial = spatial_;
+  ParallelFor(
+      num_ * channels_,
+      [=](int64_t plane_begin, int64_t plane_end) {
+        for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
+          const int64_t c = plane % channels, base = plane * spatial;
+          for (int64_t s = 0; s < spatial; ++s) y[base + s] = (x[base + s] - mean[c]) * inv_std[c];
+          if (x_hat) std::copy(y + base, y + base + spatial, x_hat + base);
+        }
+      },
+      ChannelGrain(spatial_));
+  if (!use_global_stats_) UpdateRunningStatistics();
 }
 
 // Batch statistics: with x_hat the normalized input and means over (batch, spatial),
@@ -145,30 +165,37 @@ void BatchNormLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& 
   const float* inv_std = inv_std_.cpu_data();
   const float* x_hat = x_norm_.cpu_data();
   const double m = static_cast<double>(num_ * spatial_);
-  for (int64_t c = 0; c < channels_; ++c) {
-    float mean_dy = 0.f, mean_dy_xhat = 0.f;
-    if (!use_global_stats_) {
-      double sum_dy = 0, sum_dy_xhat = 0;
-      for (int64_t n = 0; n < num_; ++n) {
-        const int64_t base = (n * channels_ + c) * spatial_;
-        for (int64_t s = 0; s < spatial_; ++s) {
-          sum_dy += dy[base + s];
-          sum_dy_xhat += dy[base + s] * x_hat[base + s];
+  const bool global = use_global_stats_;
+  const int64_t num = num_, channels = channels_, spatial = spatial_;
+  // Channels are independent: threads split them, each channel's sums keep their order.
+  ParallelFor(
+      channels_,
+      [=](int64_t c_begin, int64_t c_end) {
+        for (int64_t c = c_begin; c < c_end; ++c) {
+          float mean_dy = 0.f, mean_dy_xhat = 0.f;
+          if (!global) {
+            double sum_dy = 0, sum_dy_xhat = 0;
+            for (int64_t n = 0; n < num; ++n) {
+              const int64_t base = (n * channels + c) * spatial;
+              for (int64_t s = 0; s < spatial; ++s) {
+                sum_dy += dy[base + s];
+                sum_dy_xhat += dy[base + s] * x_hat[base + s];
+              }
+            }
+            mean_dy = static_cast<float>(sum_dy / m);
+            mean_dy_xhat = static_cast<float>(sum_dy_xhat / m);
+          }
+          for (int64_t n = 0; n < num; ++n) {
+            const int64_t base = (n * channels + c) * spatial;
+            for (int64_t s = 0; s < spatial; ++s) {
+              const float centered =
+                  global ? dy[base + s] : dy[base + s] - mean_dy - x_hat[base + s] * mean_dy_xhat;
+              dx[base + s] = centered * inv_std[c];
+            }
+          }
         }
-      }
-      mean_dy = static_cast<float>(sum_dy / m);
-      mean_dy_xhat = static_cast<float>(sum_dy_xhat / m);
-    }
-    for (int64_t n = 0; n < num_; ++n) {
-      const int64_t base = (n * channels_ + c) * spatial_;
-      for (int64_t s = 0; s < spatial_; ++s) {
-        const float centered = use_global_stats_
-                                   ? dy[base + s]
-                                   : dy[base + s] - mean_dy - x_hat[base + s] * mean_dy_xhat;
-        dx[base + s] = centered * inv_std[c];
-      }
-    }
-  }
+      },
+      ChannelGrain(num_ * spatial_));
 }
 
 // Registered in layer_engines.cpp, which picks between this and its engine variants.

@@ -1,7 +1,5 @@
 #include "caffe/layers/deconvolution_layer.hpp"
 
-#include "caffe/layer_factory.hpp"
-
 namespace caffe {
 
 void DeconvolutionLayer::ComputeOutputShape(const vector<int64_t>& input_spatial) {
@@ -54,6 +52,6 @@ void DeconvolutionLayer::Backward_cpu(const vector<Blob*>& top,
   }
 }
 
-REGISTER_LAYER_CLASS(Deconvolution);
+// Registered in layer_engines.cpp, which picks between this and its engine variants.
 
 }  // namespace caffe

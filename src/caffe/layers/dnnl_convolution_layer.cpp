@@ -2,19 +2,12 @@
 
 #include "caffe/layers/dnnl_convolution_layer.hpp"
 
+#include "caffe/util/dnnl_conv_common.hpp"
 #include "caffe/util/math_functions.hpp"
 
 namespace caffe {
 
-namespace {
-
 using dnnl::memory;
-
-memory::desc AnyLayout(const memory::dims& dims) {
-  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
-}
-
-}  // namespace
 
 bool DnnlConvolutionLayer::Supported(const vector<Blob*>& bottom) const {
   return num_spatial_axes_ == 2 && channel_axis_ == 1 && bottom[0]->num_axes() == 4 &&
@@ -45,13 +38,11 @@ void DnnlConvolutionLayer::Reshape(const vector<Blob*>& bottom, const vector<Blo
                      kernel_shape_[1]};
   }
   bias_dims_ = {num_output_};
-  strides_ = {stride_[0], stride_[1]};
-  // oneDNN counts dilation from 0 (dense), Caffe from 1.
-  dilates_ = {dilation_[0] - 1, dilation_[1] - 1};
-  // Caffe's floor rounding is oneDNN's rule too, so symmetric padding gives the same
-  // output size.
-  padding_l_ = {pad_[0], pad_[1]};
-  padding_r_ = padding_l_;
+  const DnnlConvGeometry geometry = MakeDnnlConvGeometry(stride_, dilation_, pad_);
+  strides_ = geometry.strides;
+  dilates_ = geometry.dilates;
+  padding_l_ = geometry.padding_l;
+  padding_r_ = geometry.padding_r;
   try {
     BuildForward();
   } catch (const dnnl::error& e) {
@@ -66,37 +57,37 @@ void DnnlConvolutionLayer::BuildForward() {
   const memory::desc bias_md = bias_term_ ? PlainDesc(bias_dims_) : memory::desc();
   dnnl::convolution_forward::desc desc(
       dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-      AnyLayout(src_dims_), AnyLayout(weights_dims_), bias_md, AnyLayout(dst_dims_), strides_,
-      dilates_, padding_l_, padding_r_);
+      AnyLayoutDesc(src_dims_), AnyLayoutDesc(weights_dims_), bias_md, AnyLayoutDesc(dst_dims_),
+      strides_, dilates_, padding_l_, padding_r_);
   fwd_pd_ = dnnl::convolution_forward::primitive_desc(desc, engine);
   fwd_ = dnnl::convolution_forward(fwd_pd_);
-  fwd_src_.Init(PlainDesc(src_dims_), fwd_pd_.src_desc());
-  fwd_weights_.Init(PlainDesc(weights_dims_), fwd_pd_.weights_desc());
-  fwd_dst_.Init(PlainDesc(dst_dims_), fwd_pd_.dst_desc());
+  fwd_src_.Init(PlainDesc(src_dims_), fwd_pd_.src_desc(), kScratchSrc);
+  fwd_weights_.Init(PlainDesc(weights_dims_), fwd_pd_.weights_desc(), kScratchWeights);
+  fwd_dst_.Init(PlainDesc(dst_dims_), fwd_pd_.dst_desc(), kScratchDst);
   bias_ = bias_term_ ? memory(bias_md, engine, DNNL_MEMORY_NONE) : memory();
 }
 
 void DnnlConvolutionLayer::BuildBackward() {
   const dnnl::engine& engine = ThreadDnnlContext().engine;
   dnnl::convolution_backward_data::desc data_desc(
-      dnnl::algorithm::convolution_direct, AnyLayout(src_dims_), AnyLayout(weights_dims_),
-      AnyLayout(dst_dims_), strides_, dilates_, padding_l_, padding_r_);
+      dnnl::algorithm::convolution_direct, AnyLayoutDesc(src_dims_), AnyLayoutDesc(weights_dims_),
+      AnyLayoutDesc(dst_dims_), strides_, dilates_, padding_l_, padding_r_);
   dnnl::convolution_backward_data::primitive_desc data_pd(data_desc, engine, fwd_pd_);
   bwd_data_ = dnnl::convolution_backward_data(data_pd);
-  bwd_data_diff_dst_.Init(PlainDesc(dst_dims_), data_pd.diff_dst_desc());
-  bwd_data_weights_.Init(PlainDesc(weights_dims_), data_pd.weights_desc());
-  bwd_data_diff_src_.Init(PlainDesc(src_dims_), data_pd.diff_src_desc());
+  bwd_data_diff_dst_.Init(PlainDesc(dst_dims_), data_pd.diff_dst_desc(), kScratchDst);
+  bwd_data_weights_.Init(PlainDesc(weights_dims_), data_pd.weights_desc(), kScratchWeights);
+  bwd_data_diff_src_.Init(PlainDesc(src_dims_), data_pd.diff_src_desc(), kScratchDiffSrc);
 
   const memory::desc bias_md = bias_term_ ? PlainDesc(bias_dims_) : memory::desc();
   dnnl::convolution_backward_weights::desc weights_desc(
-      dnnl::algorithm::convolution_direct, AnyLayout(src_dims_), AnyLayout(weights_dims_),
-      bias_md, AnyLayout(dst_dims_), strides_, dilates_, padding_l_, padding_r_);
+      dnnl::algorithm::convolution_direct, AnyLayoutDesc(src_dims_), AnyLayoutDesc(weights_dims_),
+      bias_md, AnyLayoutDesc(dst_dims_), strides_, dilates_, padding_l_, padding_r_);
   dnnl::convolution_backward_weights::primitive_desc weights_pd(weights_desc, engine, fwd_pd_);
   bwd_weights_ = dnnl::convolution_backward_weights(weights_pd);
-  bwd_weights_src_.Init(PlainDesc(src_dims_), weights_pd.src_desc());
-  bwd_weights_diff_dst_.Init(PlainDesc(dst_dims_), weights_pd.diff_dst_desc());
-  bwd_weights_diff_weights_.Init(PlainDesc(weights_dims_), weights_pd.diff_weights_desc());
-  weight_diff_scratch_.ReshapeLike(*blobs_[0]);
+  bwd_weights_src_.Init(PlainDesc(src_dims_), weights_pd.src_desc(), kScratchSrc);
+  bwd_weights_diff_dst_.Init(PlainDesc(dst_dims_), weights_pd.diff_dst_desc(), kScratchDst);
+  bwd_weights_diff_weights_.Init(PlainDesc(weights_dims_), weights_pd.diff_weights_desc(),
+                                 kScratchDiffWeights);
   if (bias_term_) {
     bias_diff_scratch_.ReshapeLike(*blobs_[1]);
     diff_bias_ = memory(bias_md, engine, DNNL_MEMORY_NONE);
@@ -143,7 +134,7 @@ void DnnlConvolutionLayer::Backward_cpu(const vector<Blob*>& top,
   for (size_t i = 0; i < top.size(); ++i) {
     const float* dy = top[i]->cpu_diff();
     if (weight_grad || bias_grad) {
-      float* dw = weight_diff_scratch_.mutable_cpu_data();
+      float* dw = DnnlScratch(kScratchWeightGradient, blobs_[0]->count());
       std::unordered_map<int, memory> args{
           {DNNL_ARG_SRC, bwd_weights_src_.Read(bottom[i]->cpu_data())},
           {DNNL_ARG_DIFF_DST, bwd_weights_diff_dst_.Read(dy)},
@@ -156,8 +147,7 @@ void DnnlConvolutionLayer::Backward_cpu(const vector<Blob*>& top,
       bwd_weights_diff_weights_.Commit(dw);
       stream.wait();
       if (weight_grad) {
-        math::axpy(blobs_[0]->count(), 1.f, weight_diff_scratch_.cpu_data(),
-                   blobs_[0]->mutable_cpu_diff());
+        math::axpy(blobs_[0]->count(), 1.f, dw, blobs_[0]->mutable_cpu_diff());
       }
       if (bias_grad) {
         math::axpy(blobs_[1]->count(), 1.f, bias_diff_scratch_.cpu_data(),

@@ -2,6 +2,7 @@
 
 #include "caffe/layer_factory.hpp"
 #include "caffe/util/math_functions.hpp"
+#include "caffe/util/parallel_for.hpp"
 
 namespace caffe {
 
@@ -30,7 +31,11 @@ void DropoutLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>&
   }
   mask_.resize(count);
   math::rng_bernoulli(count, 1.f - dropout_ratio_, context().rng(), mask_.data());
-  for (int64_t i = 0; i < count; ++i) y[i] = mask_[i] ? x[i] * scale : 0.f;
+  // The mask is drawn serially (one random stream); applying it is elementwise.
+  const auto* mask = mask_.data();
+  ParallelFor(count, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = mask[i] ? x[i] * scale : 0.f;
+  });
 }
 
 void DropoutLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
@@ -45,7 +50,10 @@ void DropoutLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& pr
     return;
   }
   CHECK_EQ(static_cast<int64_t>(mask_.size()), count) << "Backward without a TRAIN Forward";
-  for (int64_t i = 0; i < count; ++i) dx[i] = mask_[i] ? dy[i] * scale : 0.f;
+  const auto* mask = mask_.data();
+  ParallelFor(count, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) dx[i] = mask[i] ? dy[i] * scale : 0.f;
+  });
 }
 
 REGISTER_LAYER_CLASS(Dropout);

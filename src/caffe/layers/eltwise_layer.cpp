@@ -2,6 +2,7 @@
 
 #include "caffe/layer_factory.hpp"
 #include "caffe/util/math_functions.hpp"
+#include "caffe/util/parallel_for.hpp"
 
 namespace caffe {
 
@@ -40,10 +41,23 @@ void EltwiseLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>&
   const int64_t count = top[0]->count();
   float* y = top[0]->mutable_cpu_data();
   switch (op_) {
-    case EltwiseParameter::SUM:
-      math::scale(count, coeffs_[0], bottom[0]->cpu_data(), y);
-      for (size_t i = 1; i < bottom.size(); ++i) math::axpy(count, coeffs_[i], bottom[i]->cpu_data(), y);
+    case EltwiseParameter::SUM: {
+      vector<const float*> inputs;
+      for (const Blob* b : bottom) inputs.push_back(b->cpu_data());
+      const float* coeffs = coeffs_.data();
+      const float* const* x = inputs.data();
+      const size_t num_inputs = inputs.size();
+      // One pass per chunk over all inputs, so the chunk of y stays in cache.
+      ParallelFor(count, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) y[i] = coeffs[0] * x[0][i];
+        for (size_t b = 1; b < num_inputs; ++b) {
+          const float c = coeffs[b];
+          const float* xb = x[b];
+          for (int64_t i = begin; i < end; ++i) y[i] += c * xb[i];
+        }
+      });
       break;
+    }
     case EltwiseParameter::PROD:
       math::mul(count, bottom[0]->cpu_data(), bottom[1]->cpu_data(), y);
       for (size_t i = 2; i < bottom.size(); ++i) math::mul(count, y, bottom[i]->cpu_data(), y);
@@ -53,12 +67,15 @@ void EltwiseLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>&
       std::fill(max_index_.begin(), max_index_.end(), 0);
       for (size_t b = 1; b < bottom.size(); ++b) {
         const float* x = bottom[b]->cpu_data();
-        for (int64_t i = 0; i < count; ++i) {
-          if (x[i] > y[i]) {
-            y[i] = x[i];
-            max_index_[i] = static_cast<int>(b);
+        int* max_index = max_index_.data();
+        ParallelFor(count, [=](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) {
+            if (x[i] > y[i]) {
+              y[i] = x[i];
+              max_index[i] = static_cast<int>(b);
+            }
           }
-        }
+        });
       }
       break;
     }
@@ -75,9 +92,13 @@ void EltwiseLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& pr
     if (!propagate_down[b]) continue;
     float* dx = bottom[b]->mutable_cpu_diff();
     switch (op_) {
-      case EltwiseParameter::SUM:
-        math::scale(count, coeffs_[b], dy, dx);
+      case EltwiseParameter::SUM: {
+        const float c = coeffs_[b];
+        ParallelFor(count, [=](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) dx[i] = c * dy[i];
+        });
         break;
+      }
       case EltwiseParameter::PROD:
         if (stable_prod_grad_) {
           math::copy(count, dy, dx);
@@ -89,9 +110,13 @@ void EltwiseLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& pr
           math::mul(count, dx, dy, dx);
         }
         break;
-      case EltwiseParameter::MAX:
-        for (int64_t i = 0; i < count; ++i) dx[i] = max_index_[i] == int(b) ? dy[i] : 0.f;
+      case EltwiseParameter::MAX: {
+        const int* max_index = max_index_.data();
+        ParallelFor(count, [=](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) dx[i] = max_index[i] == int(b) ? dy[i] : 0.f;
+        });
         break;
+      }
       default:
         Fail() << "unknown eltwise operation " << static_cast<int>(op_);
     }

@@ -15,6 +15,7 @@
 #include "caffe/layer_factory.hpp"
 #include "caffe/layers/batch_norm_layer.hpp"
 #include "caffe/layers/convolution_layer.hpp"
+#include "caffe/layers/deconvolution_layer.hpp"
 #include "caffe/layers/inner_product_layer.hpp"
 #include "caffe/layers/lrn_layer.hpp"
 #include "caffe/layers/pooling_layer.hpp"
@@ -23,6 +24,7 @@
 #ifdef USE_DNNL
 #include "caffe/layers/dnnl_batch_norm_layer.hpp"
 #include "caffe/layers/dnnl_convolution_layer.hpp"
+#include "caffe/layers/dnnl_deconvolution_layer.hpp"
 #include "caffe/layers/dnnl_inner_product_layer.hpp"
 #include "caffe/layers/dnnl_lrn_layer.hpp"
 #include "caffe/layers/dnnl_pooling_layer.hpp"
@@ -55,14 +57,28 @@ constexpr bool kHaveDnnl = false;
 // time / DNNL time, two runs on a shared 2-core AVX-512 host, 1 thread | 2 threads):
 //   Convolution 1.4-1.6 | 1.3-2.5   (LeNet's small convolutions alone: 0.8-1.0)
 //   Pooling 3.5-4.1 | 2.7-3.5, LRN 2.5-2.9 | 2.1-2.8, ReLU 15-22 | 7-11
-//   BatchNorm (TRAIN) 1.8-1.9 | 0.7-2.0
+//   BatchNorm (TRAIN) 1.8-1.9 | 0.7-2.0. With more than one thread DEFAULT keeps the
+//   reference BatchNorm (its loops run on the shared OpenMP pool): oneDNN's batch
+//   norm synchronises its threads with spinning barriers, and on a loaded host one
+//   descheduled thread stalls the rest. ResNet-20 (`caffe time`, synthetic stage,
+//   2 threads, load ~17 on 2 cores): its BatchNorm layers took 944-1277 ms per
+//   forward-backward with oneDNN, 124-127 ms with the reference loops.
 //   InnerProduct 0.67-0.83 | 0.45-0.49: oneDNN runs the same kind of GEMM as OpenBLAS
 //   there, plus a per-call overhead that small layers feel.
+//   Deconvolution (caffe time on three upsampling layers, batch 16: 64->32 and 32->16
+//   channels k4 s2 p1, and 16->8 channels k3 s2 p1 group 2 to 127x127; 1 | 2 threads,
+//   two runs): the first two 1.1-1.3x faster on oneDNN, the grouped one 4x slower
+//   (oneDNN's forward takes 100-125 ms against 14 ms), the three together 0.61-0.65 |
+//   0.69-0.71. DEFAULT stays CAFFE; `engine: DNNL` picks oneDNN per layer.
 struct DnnlIsFaster {
-  bool convolution, inner_product, pooling, lrn, relu, batch_norm;
+  bool convolution, deconvolution, inner_product, pooling, lrn, relu, batch_norm;
 };
-constexpr DnnlIsFaster kDnnlIsFaster{/*convolution=*/true, /*inner_product=*/false,
-                                     /*pooling=*/true, /*lrn=*/true, /*relu=*/true,
+constexpr DnnlIsFaster kDnnlIsFaster{/*convolution=*/true,
+                                     /*deconvolution=*/false,
+                                     /*inner_product=*/false,
+                                     /*pooling=*/true,
+                                     /*lrn=*/true,
+                                     /*relu=*/true,
                                      /*batch_norm=*/true};
 
 // CAFFE_DEFAULT_ENGINE, or kDefault when unset.
@@ -117,6 +133,16 @@ shared_ptr<Layer> CreateConvolutionLayer(const LayerParameter& param) {
                                         kDnnlIsFaster.convolution);
 }
 
+shared_ptr<Layer> CreateDeconvolutionLayer(const LayerParameter& param) {
+#ifdef USE_DNNL
+  using Dnnl = DnnlDeconvolutionLayer;
+#else
+  using Dnnl = DeconvolutionLayer;
+#endif
+  return Create<DeconvolutionLayer, Dnnl>(param, param.convolution_param().engine(),
+                                          kDnnlIsFaster.deconvolution);
+}
+
 shared_ptr<Layer> CreateInnerProductLayer(const LayerParameter& param) {
 #ifdef USE_DNNL
   using Dnnl = DnnlInnerProductLayer;
@@ -161,12 +187,13 @@ shared_ptr<Layer> CreateBatchNormLayer(const LayerParameter& param) {
   using Dnnl = BatchNormLayer;
 #endif
   return Create<BatchNormLayer, Dnnl>(param, param.batch_norm_param().engine(),
-                                      kDnnlIsFaster.batch_norm);
+                                      kDnnlIsFaster.batch_norm && NumThreads() == 1);
 }
 
 }  // namespace
 
 REGISTER_LAYER_CREATOR(Convolution, CreateConvolutionLayer);
+REGISTER_LAYER_CREATOR(Deconvolution, CreateDeconvolutionLayer);
 REGISTER_LAYER_CREATOR(InnerProduct, CreateInnerProductLayer);
 REGISTER_LAYER_CREATOR(Pooling, CreatePoolingLayer);
 REGISTER_LAYER_CREATOR(LRN, CreateLRNLayer);

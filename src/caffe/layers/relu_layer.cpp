@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "caffe/layer_factory.hpp"
+#include "caffe/util/parallel_for.hpp"
 
 namespace caffe {
 
@@ -12,7 +13,9 @@ void ReLULayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& to
   const float slope = layer_param_.relu_param().negative_slope();
   const int64_t n = bottom[0]->count();
   // Branch-free, so random signs cost no mispredictions and the loop vectorises.
-  for (int64_t i = 0; i < n; ++i) y[i] = std::max(x[i], 0.f) + slope * std::min(x[i], 0.f);
+  ParallelFor(n, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = std::max(x[i], 0.f) + slope * std::min(x[i], 0.f);
+  });
 }
 
 void ReLULayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
@@ -25,7 +28,9 @@ void ReLULayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propa
   float* dx = bottom[0]->mutable_cpu_diff();
   const float slope = layer_param_.relu_param().negative_slope();
   const int64_t n = bottom[0]->count();
-  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (x[i] > 0 ? 1.f : slope);
+  ParallelFor(n, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) dx[i] = dy[i] * (x[i] > 0 ? 1.f : slope);
+  });
 }
 
 // Registered in layer_engines.cpp, which picks between this and its engine variants.

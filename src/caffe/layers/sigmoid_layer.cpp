@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "caffe/layer_factory.hpp"
+#include "caffe/util/parallel_for.hpp"
 
 namespace caffe {
 
@@ -11,7 +12,9 @@ void SigmoidLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>&
   float* y = top[0]->mutable_cpu_data();
   const int64_t n = bottom[0]->count();
   // The tanh form never overflows, unlike 1 / (1 + exp(-x)) for very negative x.
-  for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * std::tanh(0.5f * x[i]) + 0.5f;
+  ParallelFor(n, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = 0.5f * std::tanh(0.5f * x[i]) + 0.5f;
+  });
 }
 
 void SigmoidLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
@@ -22,7 +25,9 @@ void SigmoidLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& pr
   const float* dy = top[0]->cpu_diff();
   float* dx = bottom[0]->mutable_cpu_diff();
   const int64_t n = bottom[0]->count();
-  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * y[i] * (1.f - y[i]);
+  ParallelFor(n, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) dx[i] = dy[i] * y[i] * (1.f - y[i]);
+  });
 }
 
 REGISTER_LAYER_CLASS(Sigmoid);

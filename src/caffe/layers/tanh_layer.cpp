@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "caffe/layer_factory.hpp"
+#include "caffe/util/parallel_for.hpp"
 
 namespace caffe {
 
@@ -10,7 +11,9 @@ void TanHLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& to
   const float* x = bottom[0]->cpu_data();
   float* y = top[0]->mutable_cpu_data();
   const int64_t n = bottom[0]->count();
-  for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
+  ParallelFor(n, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = std::tanh(x[i]);
+  });
 }
 
 void TanHLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
@@ -21,7 +24,9 @@ void TanHLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propa
   const float* dy = top[0]->cpu_diff();
   float* dx = bottom[0]->mutable_cpu_diff();
   const int64_t n = bottom[0]->count();
-  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (1.f - y[i] * y[i]);
+  ParallelFor(n, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) dx[i] = dy[i] * (1.f - y[i] * y[i]);
+  });
 }
 
 REGISTER_LAYER_CLASS(TanH);

@@ -9,6 +9,7 @@
 
 #include "caffe/sync/index_codec.hpp"
 #include "caffe/sync/shared_random.hpp"
+#include "caffe/util/parallel_for.hpp"
 
 namespace caffe {
 
@@ -168,7 +169,9 @@ void IwpExchange::ComputeImportance(const Blob& param, size_t b, vector<float>* 
   const float eps = param_.epsilon();
   importance->resize(n);
   float* out = importance->data();
-  for (int64_t i = 0; i < n; ++i) out[i] = std::fabs(v[i]) / (std::fabs(w[i]) + eps);
+  ParallelFor(n, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = std::fabs(v[i]) / (std::fabs(w[i]) + eps);
+  });
 }
 
 void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, float density,

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "caffe/util/math_functions.hpp"
+#include "caffe/util/parallel_for.hpp"
 
 namespace caffe {
 
@@ -63,14 +64,21 @@ void ResidualExchange::ClipAndAccumulate(const vector<Blob*>& params) {
       if (norm > clip) math::scal(n, clip / norm, g);
     }
     float* v = residual_[b].data();
+    // Elementwise, so the result does not depend on how threads split the range:
+    // every rank gets the same bits.
     if (momentum_correction_) {
       float* u = velocity_[b].data();
-      for (int64_t i = 0; i < n; ++i) {
-        u[i] = momentum_ * u[i] + g[i];
-        v[i] += u[i];
-      }
+      const float momentum = momentum_;
+      ParallelFor(n, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          u[i] = momentum * u[i] + g[i];
+          v[i] += u[i];
+        }
+      });
     } else {
-      math::axpy(n, 1.f, g, v);
+      ParallelFor(n, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) v[i] += g[i];
+      });
     }
   }
 }
@@ -125,11 +133,15 @@ float ResidualExchange::SparseDensity(const vector<Blob*>& params, float density
 
 void ResidualExchange::ClearSent(size_t b, const vector<int32_t>& indices) {
   float* v = residual_[b].data();
-  for (int32_t i : indices) v[i] = 0;
-  if (momentum_correction_) {
-    float* u = velocity_[b].data();
-    for (int32_t i : indices) u[i] = 0;
-  }
+  float* u = momentum_correction_ ? velocity_[b].data() : nullptr;
+  const int32_t* index = indices.data();
+  // Indices are distinct, so threads never write the same element.
+  ParallelFor(static_cast<int64_t>(indices.size()), [=](int64_t begin, int64_t end) {
+    for (int64_t j = begin; j < end; ++j) v[index[j]] = 0;
+    if (u) {
+      for (int64_t j = begin; j < end; ++j) u[index[j]] = 0;
+    }
+  });
 }
 
 int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
@@ -148,7 +160,13 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
       std::memcpy(values_.data() + pos, v, sizeof(float) * params[b]->count());
       pos += params[b]->count();
     } else {
-      for (int32_t i : selections[b].indices) values_[pos++] = v[i];
+      const vector<int32_t>& indices = selections[b].indices;
+      const int32_t* index = indices.data();
+      float* out = values_.data() + pos;
+      ParallelFor(static_cast<int64_t>(indices.size()), [=](int64_t begin, int64_t end) {
+        for (int64_t j = begin; j < end; ++j) out[j] = v[index[j]];
+      });
+      pos += static_cast<int64_t>(indices.size());
     }
   }
   stats_.AddTime(ExchangeStats::SCATTER, SecondsSince(start));
@@ -166,14 +184,23 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
     float* diff = p->mutable_cpu_diff();
     float* v = residual_[b].data();
     if (selections[b].all) {
-      for (int64_t i = 0; i < n; ++i) diff[i] = values_[pos + i] * inv;
+      const float* in = values_.data() + pos;
+      ParallelFor(n, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) diff[i] = in[i] * inv;
+      });
       // A blob sent whole behaves like plain momentum SGD: its velocity u carries on
       // (masking u only matters where coordinates wait in the residual).
       std::fill(v, v + n, 0.f);
       pos += n;
     } else {
       std::fill(diff, diff + n, 0.f);
-      for (int32_t i : selections[b].indices) diff[i] = values_[pos++] * inv;
+      const vector<int32_t>& indices = selections[b].indices;
+      const int32_t* index = indices.data();
+      const float* in = values_.data() + pos;
+      ParallelFor(static_cast<int64_t>(indices.size()), [=](int64_t begin, int64_t end) {
+        for (int64_t j = begin; j < end; ++j) diff[index[j]] = in[j] * inv;
+      });
+      pos += static_cast<int64_t>(indices.size());
       ClearSent(b, selections[b].indices);
     }
   }
