@@ -46,7 +46,9 @@
 # layer-wise IWP once more per exponent in VMR_EXPONENTS (full mode default "-1 0 1 2";
 # the proto's default exponent is the "IWP (layer-wise)" row itself), about 4 x 3
 # more runs per net. Narrower runs: MODELS="lenet_fashion" (default both nets),
-# RANK_SWEEP="" (skip the 2- and 8-rank rows; default "2 8"), VMR_EXPONENTS="".
+# RANK_SWEEP="" (skip the 2- and 8-rank rows; default "2 8"), VMR_EXPONENTS="",
+# METHODS="DENSE IWP" (a subset of DENSE FIXED_THRESHOLD IWP_GLOBAL IWP TOPK_ALLGATHER
+# RANDOMK; IWP is layer-wise IWP and also gates the vmr_exponent rows).
 #
 # Finished runs are kept in results/fashion/runs/ and not run again while their
 # solver file is unchanged, so an interrupted full run resumes where it stopped
@@ -95,6 +97,13 @@ else
   read -r -a sweep_ranks <<< "${RANK_SWEEP-2 8}"
   read -r -a vmr_exponents <<< "${VMR_EXPONENTS--1 0 1 2}"
 fi
+all_methods="DENSE FIXED_THRESHOLD IWP_GLOBAL IWP TOPK_ALLGATHER RANDOMK"
+read -r -a methods <<< "${METHODS:-$all_methods}"
+[[ $mode == quick ]] && read -r -a methods <<< "$all_methods"
+for m in "${methods[@]}"; do
+  [[ " $all_methods " == *" $m "* ]] || fail "METHODS: unknown method '$m' (expected some of: $all_methods)"
+done
+wanted() { [[ " ${methods[*]} " == *" $1 "* ]]; }
 for model in "${models[@]}"; do
   [[ -f $repo/models/$model/solver_dense.prototxt ]] || fail "MODELS: no models/$model/solver_dense.prototxt"
 done
@@ -187,19 +196,21 @@ for model in "${models[@]}"; do
   if [[ $model == lenet_fashion ]]; then base_iters=$lenet_iters; else base_iters=$resnet_iters; fi
   for seed in "${seeds[@]}"; do
     iters=$base_iters
-    run "$model" DENSE DENSE true "$main_ranks" "$seed" "$iters"
-    run "$model" FIXED_THRESHOLD FIXED_THRESHOLD true "$main_ranks" "$seed" "$iters"
-    run "$model" IWP "IWP (global)" false "$main_ranks" "$seed" "$iters"
-    run "$model" IWP "IWP (layer-wise)" true "$main_ranks" "$seed" "$iters"
-    run "$model" TOPK_ALLGATHER TOPK_ALLGATHER true "$main_ranks" "$seed" "$iters"
-    run "$model" RANDOMK RANDOMK true "$main_ranks" "$seed" "$iters"
-    for vmr in "${vmr_exponents[@]}"; do
-      run "$model" IWP "IWP (layer-wise) vmr_exponent $vmr" true "$main_ranks" "$seed" "$iters" "$vmr"
-    done
+    if wanted DENSE; then run "$model" DENSE DENSE true "$main_ranks" "$seed" "$iters"; fi
+    if wanted FIXED_THRESHOLD; then run "$model" FIXED_THRESHOLD FIXED_THRESHOLD true "$main_ranks" "$seed" "$iters"; fi
+    if wanted IWP_GLOBAL; then run "$model" IWP "IWP (global)" false "$main_ranks" "$seed" "$iters"; fi
+    if wanted IWP; then run "$model" IWP "IWP (layer-wise)" true "$main_ranks" "$seed" "$iters"; fi
+    if wanted TOPK_ALLGATHER; then run "$model" TOPK_ALLGATHER TOPK_ALLGATHER true "$main_ranks" "$seed" "$iters"; fi
+    if wanted RANDOMK; then run "$model" RANDOMK RANDOMK true "$main_ranks" "$seed" "$iters"; fi
+    if wanted IWP; then
+      for vmr in "${vmr_exponents[@]}"; do
+        run "$model" IWP "IWP (layer-wise) vmr_exponent $vmr" true "$main_ranks" "$seed" "$iters" "$vmr"
+      done
+    fi
     for n in "${sweep_ranks[@]}"; do
       iters=$(( base_iters * main_ranks / n ))
-      run "$model" IWP "IWP (layer-wise)" true "$n" "$seed" "$iters"
-      run "$model" TOPK_ALLGATHER TOPK_ALLGATHER true "$n" "$seed" "$iters"
+      if wanted IWP; then run "$model" IWP "IWP (layer-wise)" true "$n" "$seed" "$iters"; fi
+      if wanted TOPK_ALLGATHER; then run "$model" TOPK_ALLGATHER TOPK_ALLGATHER true "$n" "$seed" "$iters"; fi
     done
   done
 done
@@ -213,7 +224,7 @@ else
 fi
 # The command line as run, with the overrides that shaped it.
 overrides=""
-for var in MODELS SEEDS LENET_ITERS RESNET_ITERS RANK_SWEEP VMR_EXPONENTS LENET_DENSITY RESNET_DENSITY LENET_THRESHOLD RESNET_THRESHOLD; do
+for var in MODELS METHODS SEEDS LENET_ITERS RESNET_ITERS RANK_SWEEP VMR_EXPONENTS LENET_DENSITY RESNET_DENSITY LENET_THRESHOLD RESNET_THRESHOLD; do
   [[ $mode == full && -n ${!var+set} ]] && overrides+="$var=\"${!var}\" "
 done
 vmr_default=$(sed -n 's/.*vmr_exponent = [0-9]* \[default = \([-0-9.]*\)\].*/\1/p' proto/caffe.proto)

@@ -53,6 +53,9 @@ class NcclCommunicator : public Communicator {
   // the DENSE exchange overlap a bucket's all-reduce with backward. Counted like
   // AllReduceSum, without time.
   void AllReduceSumAsync(float* data, int64_t count, cudaStream_t stream);
+  // Waits for `stream` like every collective here does: polling NCCL's asynchronous
+  // error and the CAFFE_NCCL_TIMEOUT_S limit, so a lost peer ends in an error, not a hang.
+  void Wait(cudaStream_t stream, const char* op);
 
   int device() const { return device_; }
   cudaStream_t stream() const { return stream_; }

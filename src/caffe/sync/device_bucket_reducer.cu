@@ -79,7 +79,7 @@ class DeviceBucketReducer : public BucketReducer {
   void Finish() override {
     // The time counted is what backward did not hide: the wait after the last layer.
     const auto start = std::chrono::steady_clock::now();
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    nccl_->Wait(stream_, "allreduce (DENSE buckets)");
     stats_->AddTime(ExchangeStats::ALLREDUCE,
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     started_ = 0;

@@ -144,6 +144,7 @@ void NcclCommunicator::AllReduceSum(float* data, int64_t count) {
 
 void NcclCommunicator::AllReduceSumAsync(float* data, int64_t count, cudaStream_t stream) {
   CAFFE_REQUIRE(count >= 0) << "AllReduceSumAsync: negative count " << count;
+  RequireLive(comm_, rank(), size(), "allreduce (async)");
   CUDA_CHECK(cudaSetDevice(device_));
   if (count > 0) {
     ThrowIfNcclError(ncclAllReduce(data, data, count, ncclFloat, ncclSum, comm_, stream),
@@ -152,6 +153,10 @@ void NcclCommunicator::AllReduceSumAsync(float* data, int64_t count, cudaStream_
   CommStats::Entry& entry = stats_.by_op["allreduce"];
   ++entry.calls;
   entry.bytes_sent += MpiCommunicator::RingAllReduceBytesSent(count, size(), rank());
+}
+
+void NcclCommunicator::Wait(cudaStream_t stream, const char* op) {
+  WaitForCollective(stream, &comm_, rank(), size(), op);
 }
 
 void NcclCommunicator::Broadcast(void* data, int64_t bytes, int root) {
