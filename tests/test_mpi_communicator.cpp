@@ -5,9 +5,9 @@
 // Tests keep every collective call unconditional and check with EXPECT_* after it, so
 // a failing rank never leaves the others waiting in a collective.
 //
-// Counts past INT_MAX (a >2^31-byte all-reduce needs 8+ GB per rank at np 4) are
-// covered by lowering max_count_per_call to a few elements: the same splitting code
-// runs on small buffers.
+// Counts past INT_MAX (a >2^31-element all-reduce needs 8+ GB per rank) are covered
+// by lowering max_count_per_call to a few elements: the same splitting code runs on
+// small buffers. A real all-reduce past 2^31 bytes runs at np 2 where memory allows.
 #ifdef USE_MPI
 
 #include <gtest/gtest.h>
@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -234,6 +235,48 @@ TEST_P(AllReduceAlgorithmTest, SplitsCallsAboveTheCountLimit) {
       EXPECT_EQ(random_split, random_whole);
     }
   }
+}
+
+// Bytes the kernel says could be given to new allocations on this machine, or 0.
+int64_t MemAvailableBytes() {
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  int64_t kib = 0;
+  while (std::fgets(line, sizeof(line), f)) {
+    if (std::sscanf(line, "MemAvailable: %ld kB", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return kib * 1024;
+}
+
+// A real all-reduce past 2^31 bytes (byte offsets that overflow a 32-bit int), where
+// the machine has the memory: 2 ranks x (2 GiB buffer + the ring's 1 GiB of chunk
+// buffers). The splitting test above covers counts past INT_MAX on small buffers.
+TEST_P(AllReduceAlgorithmTest, SumsMoreThanTwoGibibytes) {
+  const int64_t count = (int64_t{1} << 29) + 3;  // 2^31 + 12 bytes
+  const int64_t needed = comm_->local_size() * (3 * count * int64_t{sizeof(float)}) +
+                         (int64_t{2} << 30);
+  const bool too_big = n_ != 2 || MemAvailableBytes() < needed;
+  if (comm_->AnyTrue(too_big)) {
+    GTEST_SKIP() << "runs at np 2 only, with " << (needed >> 20)
+                 << " MiB available on each machine";
+  }
+  comm_->set_allreduce_algorithm(GetParam());
+  std::vector<float> data(count);
+  // Small integers sum exactly in any order; the index pattern catches misplaced chunks.
+  for (int64_t i = 0; i < count; ++i) data[i] = static_cast<float>((i % 1000) + rank_);
+  comm_->mutable_stats().Clear();
+  comm_->AllReduceSum(data.data(), count);
+  EXPECT_EQ(Stat("allreduce").bytes_sent, 2 * ExpectedRingElements(count, n_, rank_) * 4);
+  int64_t wrong = 0, first_wrong = -1;
+  for (int64_t i = 0; i < count; ++i) {
+    if (data[i] != static_cast<float>(2 * (i % 1000) + 1)) {
+      if (first_wrong < 0) first_wrong = i;
+      ++wrong;
+    }
+  }
+  EXPECT_EQ(wrong, 0) << "first wrong element " << first_wrong;
 }
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, AllReduceAlgorithmTest,
