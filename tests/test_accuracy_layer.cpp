@@ -47,19 +47,24 @@ class AccuracyLayerTest : public ::testing::Test {
 
 }  // namespace
 
-TEST_F(AccuracyLayerTest, TopOneCountsTiesAsCorrect) {
+TEST_F(AccuracyLayerTest, TopOneCountsTiesAsWrong) {
   shared_ptr<Layer> layer = LayerRegistry::CreateLayer(ParseLayer("name: 'a' type: 'Accuracy'"));
   EXPECT_STREQ(layer->type(), "Accuracy");
-  // Examples 0 and 3 (a tie: nothing scores strictly higher).
-  EXPECT_FLOAT_EQ(Run(""), 2.f / 5);
+  // Example 0 only: example 3's true class ties with another, which counts as ahead.
+  EXPECT_FLOAT_EQ(Run(""), 1.f / 5);
+  // All scores equal (an untrained net's constant output): nothing is right.
+  std::fill_n(scores_.mutable_cpu_data(), 20, 0.25f);
+  EXPECT_FLOAT_EQ(Run(""), 0.f);
+  EXPECT_FLOAT_EQ(Run("accuracy_param { top_k: 4 }"), 1.f);
 }
 
 TEST_F(AccuracyLayerTest, NaNScoresAreNeverCorrect) {
   float* s = scores_.mutable_cpu_data();
   s[1] = std::nanf("");  // example 0: its own (label 1) score
   s[7] = std::nanf("");  // example 1: another class's score
-  // Only example 3 stays correct at top-1; top-4 counts all but the two NaN rows.
-  EXPECT_FLOAT_EQ(Run(""), 1.f / 5);
+  // Nothing is correct at top-1 (example 3 is a tie); top-4 counts all but the two
+  // NaN rows.
+  EXPECT_FLOAT_EQ(Run(""), 0.f);
   EXPECT_FLOAT_EQ(Run("accuracy_param { top_k: 4 }"), 3.f / 5);
   std::fill_n(s, 20, std::nanf(""));
   EXPECT_FLOAT_EQ(Run(""), 0.f);
@@ -77,7 +82,7 @@ TEST_F(AccuracyLayerTest, IgnoreLabel) {
   EXPECT_FLOAT_EQ(Run("accuracy_param { ignore_label: 0 top_k: 2 }"), 2.f / 3);
   // An ignore_label outside the class range is allowed and skips those positions.
   labels_.mutable_cpu_data()[2] = -1;
-  EXPECT_FLOAT_EQ(Run("accuracy_param { ignore_label: -1 }"), 2.f / 4);
+  EXPECT_FLOAT_EQ(Run("accuracy_param { ignore_label: -1 }"), 1.f / 4);
   for (int i = 0; i < 5; ++i) labels_.mutable_cpu_data()[i] = -1;
   EXPECT_FLOAT_EQ(Run("accuracy_param { ignore_label: -1 }"), 0.f);
 }

@@ -57,15 +57,17 @@ void AccuracyLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>
       ++class_counts_[c];
       const float* s = scores + o * classes_ * inner_ + i;
       const float true_score = s[c * inner_];
-      // NaN compares false with everything, so a diverged net would otherwise score
-      // 100%: a prediction with any NaN score is wrong.
+      // Another class scoring as high as the true one counts as ahead of it (as in
+      // BVLC Caffe): a net whose outputs are all equal, e.g. an untrained BatchNorm
+      // net at test time, scores 0%, not 100%. NaN compares false with everything,
+      // so a diverged net would otherwise score 100% too: any NaN score is wrong.
       bool defined = !std::isnan(true_score);
-      int64_t higher = 0;
+      int64_t ahead = 0;
       for (int64_t k = 0; k < classes_ && defined; ++k) {
         if (std::isnan(s[k * inner_])) defined = false;
-        if (s[k * inner_] > true_score) ++higher;
+        if (k != c && s[k * inner_] >= true_score) ++ahead;
       }
-      if (defined && higher < top_k_) {
+      if (defined && ahead < top_k_) {
         ++correct;
         if (per_class) per_class[c] += 1;
       }
