@@ -44,6 +44,9 @@ void Blob::Reshape(const vector<int64_t>& shape) {
         << "blob shape " << ShapeToString(shape) << " overflows the element count";
     count *= dim;
   }
+  // The byte size must fit size_t too, or the buffer would wrap to a tiny allocation.
+  CAFFE_REQUIRE(count <= std::numeric_limits<int64_t>::max() / static_cast<int64_t>(sizeof(float)))
+      << "blob shape " << ShapeToString(shape) << " is too large to allocate";
   shape_ = shape;
   count_ = count;
   if (count_ > capacity_ || !data_) {
