@@ -9,12 +9,14 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "caffe/common.hpp"
+#include "caffe/data/data_transformer.hpp"
 #include "fuzz_entry_points.hpp"
 
 namespace caffe {
@@ -66,6 +68,44 @@ TEST_P(FuzzRegressionTest, FindingsAreHandled) {
   for (const auto& file : FilesIn(kFuzzDir / "regressions" / target.name)) {
     // A crash ends the suite; an exception other than caffe::Error fails here.
     EXPECT_NO_THROW(Replay(target.entry, file)) << file;
+  }
+}
+
+fuzz::Outcome ReplayFinding(fuzz::Outcome (*entry)(const uint8_t*, size_t), const char* target,
+                            const char* name) {
+  return Replay(entry, kFuzzDir / "regressions" / target / name);
+}
+
+// Legacy num/channels/height/width in a weight file: negative pairs that multiply to
+// the right count, and products past int64, must both be refused (the second was
+// signed overflow, undefined behaviour, before).
+TEST(FuzzRegressionFindings, LegacyWeightDimensionsAreValidated) {
+  for (const char* name : {"legacy_dims_negative.caffemodel", "legacy_dims_overflow.caffemodel"}) {
+    EXPECT_EQ(ReplayFinding(fuzz::Caffemodel, "fuzz_caffemodel", name), fuzz::Outcome::kRejected)
+        << name;
+  }
+}
+
+// A datum whose declared shape its payload does not fill is refused when its shape is
+// inferred, before a data layer sizes (and allocates) its batch by that shape.
+TEST(FuzzRegressionFindings, DatumShapeIsCheckedBeforeAllocation) {
+  std::mt19937_64 rng(1);
+  DataTransformer transformer(TransformationParameter(), TRAIN, rng);
+  Datum datum;
+  datum.set_channels(1);
+  datum.set_height(65536);
+  datum.set_width(65536);
+  datum.set_data("x");
+  EXPECT_THROW(transformer.InferBlobShape(datum), Error);
+  datum.set_channels(1 << 30);
+  datum.set_height(1 << 30);
+  datum.set_width(1 << 30);
+  datum.clear_data();
+  EXPECT_THROW(transformer.InferBlobShape(datum), Error);
+  for (const char* name : {"shape_larger_than_payload.datum", "shape_overflows_int64.datum"}) {
+    EXPECT_EQ(ReplayFinding(fuzz::DatumTransform, "fuzz_datum_transform", name),
+              fuzz::Outcome::kRejected)
+        << name;
   }
 }
 

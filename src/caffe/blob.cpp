@@ -7,6 +7,21 @@
 
 namespace caffe {
 
+namespace {
+
+// Whether `shape` has non-negative dimensions whose product is `count`. Legacy 4-d
+// dimensions come straight from a file: their product may overflow, and two negative
+// ones would otherwise multiply to a plausible count.
+bool HasCount(const vector<int64_t>& shape, int64_t count) {
+  int64_t product = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0 || __builtin_mul_overflow(product, dim, &product)) return false;
+  }
+  return product == count;
+}
+
+}  // namespace
+
 string ShapeToString(const vector<int64_t>& shape) {
   if (shape.empty()) return "scalar";
   std::ostringstream out;
@@ -206,12 +221,7 @@ void Blob::FromProto(const BlobProto& proto, bool reshape) {
     Reshape(shape);
   } else {
     // Legacy 4-d protos of lower-rank blobs pad with leading ones; compare counts then.
-    bool same = shape == shape_;
-    if (!same && !proto.has_shape()) {
-      int64_t c = 1;
-      for (auto d : shape) c *= d;
-      same = c == count_;
-    }
+    const bool same = shape == shape_ || (!proto.has_shape() && HasCount(shape, count_));
     CAFFE_REQUIRE(same) << "expected a blob of shape " << ShapeToString(shape_) << ", found "
                         << ShapeToString(shape);
   }

@@ -52,7 +52,12 @@ DataTransformer::DataTransformer(const TransformationParameter& param, Phase pha
     if (shape.size() == 4 && shape[0] == 1) shape.erase(shape.begin());
     CAFFE_REQUIRE(shape.size() == 3)
         << "mean_file '" << file << "': expected a 1xCxHxW mean, found " << mean_shape_text_;
-    const int64_t count = shape[0] * shape[1] * shape[2];
+    // The dimensions come from the file: refuse negative ones and overflowing products.
+    int64_t count = 1;
+    for (int64_t dim : shape) {
+      CAFFE_REQUIRE(dim > 0 && !__builtin_mul_overflow(count, dim, &count))
+          << "mean_file '" << file << "': implausible shape " << mean_shape_text_;
+    }
     CAFFE_REQUIRE(proto.data_size() == count)
         << "mean_file '" << file << "': shape " << mean_shape_text_ << " needs " << count
         << " values, found " << proto.data_size();
