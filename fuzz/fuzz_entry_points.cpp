@@ -102,6 +102,16 @@ Outcome NetPrototxt(const uint8_t* data, size_t size) {
     try {
       Net net(in_phase, FreshContext(), "fuzz.prototxt");
       accepted = true;
+      // Small nets also run a forward and backward pass: shape bugs that construction
+      // does not touch (window arithmetic, indexing) surface there. The budget keeps
+      // one pass to milliseconds even for a convolution with a huge kernel.
+      int64_t floats = 0;
+      for (const auto& blob : net.blobs()) floats += blob->count();
+      for (const auto& blob : net.params()) floats += blob->count();
+      if (floats <= kMaxPassFloats) {
+        net.Forward();
+        net.Backward();
+      }
     } catch (const Error&) {
     }
   }

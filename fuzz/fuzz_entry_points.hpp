@@ -24,10 +24,15 @@ constexpr size_t kMaxIdxBytes = 64 * 1024;
 // fuzzed `dim: 100000000` becomes a caffe::Error instead of an out-of-memory kill.
 constexpr size_t kHostMemoryLimitBytes = 256u << 20;
 
+// fuzz_net_prototxt runs Forward and Backward only on nets whose blobs and weights
+// hold at most this many floats in all.
+constexpr int64_t kMaxPassFloats = 16 * 1024;
+
 // Quiets logging and sets the memory limit; the entry points call it themselves.
 void Initialize();
 
-// Text NetParameter -> Net construction in TRAIN and in TEST.
+// Text NetParameter -> Net construction in TRAIN and in TEST (and, for small nets,
+// one Forward and Backward in each).
 Outcome NetPrototxt(const uint8_t* data, size_t size);
 // .caffemodel bytes -> Net::CopyTrainedLayersFrom on a fixed small LeNet-like net,
 // then one forward pass with the loaded weights.

@@ -86,6 +86,20 @@ TEST(FuzzRegressionFindings, LegacyWeightDimensionsAreValidated) {
   }
 }
 
+// Unsigned layer fields past INT_MAX became negative ints: an axis of -1 indexed a
+// vector out of bounds (Concat, Slice), 2 * pad overflowed (Pooling), a window of -1
+// was accepted (LRN). Each net must now be refused with caffe::Error.
+TEST(FuzzRegressionFindings, UnsignedLayerFieldsAreValidated) {
+  for (const char* name :
+       {"concat_dim_unsigned_wrap.prototxt", "slice_dim_unsigned_wrap.prototxt",
+        "pooling_pad_overflow.prototxt", "pooling_pad_unsigned_wrap.prototxt",
+        "lrn_local_size_unsigned_wrap.prototxt"}) {
+    EXPECT_EQ(ReplayFinding(fuzz::NetPrototxt, "fuzz_net_prototxt", name),
+              fuzz::Outcome::kRejected)
+        << name;
+  }
+}
+
 // A datum whose declared shape its payload does not fill is refused when its shape is
 // inferred, before a data layer sizes (and allocates) its batch by that shape.
 TEST(FuzzRegressionFindings, DatumShapeIsCheckedBeforeAllocation) {
