@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -49,15 +50,26 @@ layer { name: "prob" type: "Softmax" bottom: "ip2" top: "prob" }
 )";
 
 // A folder only this process writes to; /dev/shm keeps the fuzzers off the disk.
+// Held by a never-destroyed pointer: the exit handler that removes the folder must
+// still be able to read its name after static destructors have run.
 const std::string& ScratchDir() {
-  static const std::string dir = [] {
+  static const std::string* const dir = [] {
     const char* base = std::getenv("TMPDIR");
     std::string root = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : (base ? base : "/tmp");
     std::string pattern = root + "/caffe_fuzz_XXXXXX";
     CHECK(::mkdtemp(pattern.data())) << "cannot create a scratch folder under " << root;
-    return pattern;
+    return new std::string(pattern);
   }();
-  return dir;
+  static const bool cleanup_registered = [] {
+    // Removed at exit, so repeated fuzzer and test runs leave nothing behind.
+    std::atexit([] {
+      std::error_code ignored;
+      std::filesystem::remove_all(*dir, ignored);
+    });
+    return true;
+  }();
+  (void)cleanup_registered;
+  return *dir;
 }
 
 std::string WriteScratch(const std::string& name, const char* data, size_t size) {
