@@ -7,6 +7,21 @@
 
 namespace caffe {
 
+namespace {
+
+// Whether `shape` has non-negative dimensions whose product is `count`. Legacy 4-d
+// dimensions come straight from a file: their product may overflow, and two negative
+// ones would otherwise multiply to a plausible count.
+bool HasCount(const vector<int64_t>& shape, int64_t count) {
+  int64_t product = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0 || __builtin_mul_overflow(product, dim, &product)) return false;
+  }
+  return product == count;
+}
+
+}  // namespace
+
 string ShapeToString(const vector<int64_t>& shape) {
   if (shape.empty()) return "scalar";
   std::ostringstream out;
@@ -44,6 +59,9 @@ void Blob::Reshape(const vector<int64_t>& shape) {
         << "blob shape " << ShapeToString(shape) << " overflows the element count";
     count *= dim;
   }
+  // The byte size must fit size_t too, or the buffer would wrap to a tiny allocation.
+  CAFFE_REQUIRE(count <= std::numeric_limits<int64_t>::max() / static_cast<int64_t>(sizeof(float)))
+      << "blob shape " << ShapeToString(shape) << " is too large to allocate";
   shape_ = shape;
   count_ = count;
   if (count_ > capacity_ || !data_) {
@@ -203,12 +221,7 @@ void Blob::FromProto(const BlobProto& proto, bool reshape) {
     Reshape(shape);
   } else {
     // Legacy 4-d protos of lower-rank blobs pad with leading ones; compare counts then.
-    bool same = shape == shape_;
-    if (!same && !proto.has_shape()) {
-      int64_t c = 1;
-      for (auto d : shape) c *= d;
-      same = c == count_;
-    }
+    const bool same = shape == shape_ || (!proto.has_shape() && HasCount(shape, count_));
     CAFFE_REQUIRE(same) << "expected a blob of shape " << ShapeToString(shape_) << ", found "
                         << ShapeToString(shape);
   }

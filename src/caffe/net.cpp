@@ -487,12 +487,17 @@ void Net::CopyTrainedLayersFrom(const NetParameter& param) {
         << source_layer.blobs_size() << " blob(s), the net expects " << target.size();
     for (size_t j = 0; j < target.size(); ++j) {
       const BlobProto& proto = source_layer.blobs(static_cast<int>(j));
-      CAFFE_REQUIRE(target[j]->ShapeEquals(proto) ||
-                    (!proto.has_shape() && [&] {
-                      int64_t c = 1;
-                      for (auto d : ShapeOfProto(proto)) c *= d;
-                      return c == target[j]->count();
-                    }()))
+      // Legacy 4-d dimensions (lower-rank blobs padded with ones) match by count. They
+      // come straight from the file: refuse negative ones, and products that overflow.
+      auto legacy_count_matches = [&] {
+        if (proto.has_shape()) return false;
+        int64_t count = 1;
+        for (int64_t dim : ShapeOfProto(proto)) {
+          if (dim < 0 || __builtin_mul_overflow(count, dim, &count)) return false;
+        }
+        return count == target[j]->count();
+      };
+      CAFFE_REQUIRE(target[j]->ShapeEquals(proto) || legacy_count_matches())
           << "layer '" << source_layer.name() << "' blob " << j << ": the weights have shape "
           << ShapeToString(ShapeOfProto(proto)) << ", the net expects "
           << ShapeToString(target[j]->shape());

@@ -1,19 +1,36 @@
 #include "caffe/syncedmem.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
 #include "caffe/common.hpp"
 #include "caffe/util/device_alternate.hpp"
+#include "caffe/util/host_memory_limit.hpp"
 
 namespace caffe {
 
 namespace {
 
+std::atomic<size_t> host_memory_limit{0};
+std::atomic<size_t> host_memory_in_use{0};
+
+// Reserves `size` bytes against the limit; throws caffe::Error when they do not fit.
+void ReserveHost(size_t size) {
+  const size_t limit = host_memory_limit.load(std::memory_order_relaxed);
+  const size_t before = host_memory_in_use.fetch_add(size, std::memory_order_relaxed);
+  if (limit != 0 && (before + size < before || before + size > limit)) {
+    host_memory_in_use.fetch_sub(size, std::memory_order_relaxed);
+    ErrorBuilder() << "a blob of " << size << " bytes would exceed the host memory limit of "
+                   << limit << " bytes (" << before << " in use)";
+  }
+}
+
 // 64-byte alignment suits AVX2/AVX-512 loads and oneDNN's preferred layout.
 void* AllocateHost(size_t size, bool* pinned) {
   *pinned = false;
   if (size == 0) return nullptr;
+  ReserveHost(size);
 #ifdef USE_CUDA
   // Pinned host memory makes host-device copies asynchronous-capable; only worth it
   // when a device is actually present.
@@ -27,12 +44,18 @@ void* AllocateHost(size_t size, bool* pinned) {
 #endif
   void* ptr = nullptr;
   size_t rounded = (size + 63) / 64 * 64;
-  ptr = std::aligned_alloc(64, rounded);
-  CHECK(ptr) << "host allocation of " << size << " bytes failed";
+  // A size near SIZE_MAX wraps when rounded up: refuse it rather than allocate 0 bytes.
+  if (rounded >= size) ptr = std::aligned_alloc(64, rounded);
+  if (ptr == nullptr) {
+    host_memory_in_use.fetch_sub(size, std::memory_order_relaxed);
+    // Out of memory is the user's net being too large for the machine, not a bug.
+    ErrorBuilder() << "host allocation of " << size << " bytes failed (out of memory)";
+  }
   return ptr;
 }
 
-void FreeHost(void* ptr, bool pinned) {
+void FreeHost(void* ptr, size_t size, bool pinned) {
+  host_memory_in_use.fetch_sub(size, std::memory_order_relaxed);
 #ifdef USE_CUDA
   if (pinned) {
     cudaFreeHost(ptr);
@@ -46,8 +69,12 @@ void FreeHost(void* ptr, bool pinned) {
 
 }  // namespace
 
+void SetHostMemoryLimit(size_t bytes) { host_memory_limit.store(bytes); }
+size_t HostMemoryLimit() { return host_memory_limit.load(); }
+size_t HostMemoryInUse() { return host_memory_in_use.load(); }
+
 SyncedMemory::~SyncedMemory() {
-  if (cpu_ptr_ && own_cpu_data_) FreeHost(cpu_ptr_, cpu_pinned_);
+  if (cpu_ptr_ && own_cpu_data_) FreeHost(cpu_ptr_, size_, cpu_pinned_);
 #ifdef USE_CUDA
   if (gpu_ptr_ && own_gpu_data_) cudaFree(gpu_ptr_);
 #endif
@@ -120,7 +147,7 @@ void* SyncedMemory::mutable_cpu_data() {
 
 void SyncedMemory::set_cpu_data(void* data) {
   CHECK(data || size_ == 0);
-  if (own_cpu_data_ && cpu_ptr_) FreeHost(cpu_ptr_, cpu_pinned_);
+  if (own_cpu_data_ && cpu_ptr_) FreeHost(cpu_ptr_, size_, cpu_pinned_);
   cpu_ptr_ = data;
   cpu_pinned_ = false;
   own_cpu_data_ = false;

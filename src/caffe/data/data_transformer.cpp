@@ -1,5 +1,8 @@
 #include "caffe/data/data_transformer.hpp"
 
+#include <limits>
+#include <string>
+
 #ifdef USE_OPENCV
 #include <opencv2/core/core.hpp>
 #endif
@@ -7,6 +10,30 @@
 #include "caffe/util/io.hpp"
 
 namespace caffe {
+
+namespace {
+
+// Throws unless a raw datum (positive C x H x W, checked by the caller first) holds
+// exactly C*H*W bytes or float values. Checked before anyone allocates C*H*W floats:
+// a corrupt record can declare a shape of petabytes.
+void CheckPayload(const Datum& raw) {
+  const int64_t plane = static_cast<int64_t>(raw.channels()) * raw.height();  // < 2^62
+  const int64_t width = raw.width();
+  const bool fits = width <= std::numeric_limits<int64_t>::max() / plane;
+  const int64_t expected = fits ? plane * width : -1;
+  if (!raw.data().empty()) {
+    CAFFE_REQUIRE(static_cast<int64_t>(raw.data().size()) == expected)
+        << "datum of shape " << ShapeToString(DatumShape(raw)) << " holds "
+        << raw.data().size() << " bytes; expected " << (fits ? std::to_string(expected) : "more");
+  } else {
+    CAFFE_REQUIRE(raw.float_data_size() == expected)
+        << "datum of shape " << ShapeToString(DatumShape(raw)) << " holds "
+        << raw.float_data_size() << " float values; expected "
+        << (fits ? std::to_string(expected) : "more");
+  }
+}
+
+}  // namespace
 
 DataTransformer::DataTransformer(const TransformationParameter& param, Phase phase,
                                  std::mt19937_64& rng)
@@ -25,7 +52,12 @@ DataTransformer::DataTransformer(const TransformationParameter& param, Phase pha
     if (shape.size() == 4 && shape[0] == 1) shape.erase(shape.begin());
     CAFFE_REQUIRE(shape.size() == 3)
         << "mean_file '" << file << "': expected a 1xCxHxW mean, found " << mean_shape_text_;
-    const int64_t count = shape[0] * shape[1] * shape[2];
+    // The dimensions come from the file: refuse negative ones and overflowing products.
+    int64_t count = 1;
+    for (int64_t dim : shape) {
+      CAFFE_REQUIRE(dim > 0 && !__builtin_mul_overflow(count, dim, &count))
+          << "mean_file '" << file << "': implausible shape " << mean_shape_text_;
+    }
     CAFFE_REQUIRE(proto.data_size() == count)
         << "mean_file '" << file << "': shape " << mean_shape_text_ << " needs " << count
         << " values, found " << proto.data_size();
@@ -123,7 +155,9 @@ void DataTransformer::CheckBlob(const vector<int64_t>& item_shape, const Blob& b
 vector<int64_t> DataTransformer::InferBlobShape(const Datum& datum) const {
   Datum decoded;
   const Datum& raw = Decoded(datum, &decoded);
-  return OutputShape(raw.channels(), raw.height(), raw.width());
+  vector<int64_t> shape = OutputShape(raw.channels(), raw.height(), raw.width());
+  CheckPayload(raw);
+  return shape;
 }
 
 void DataTransformer::Transform(const Datum& datum, float* dst) {
@@ -132,11 +166,9 @@ void DataTransformer::Transform(const Datum& datum, float* dst) {
   const int channels = raw.channels();
   const int height = raw.height();
   const int width = raw.width();
-  const int64_t expected = static_cast<int64_t>(channels) * height * width;
+  CheckInput(channels, height, width);
+  CheckPayload(raw);
   if (!raw.data().empty()) {
-    CAFFE_REQUIRE(static_cast<int64_t>(raw.data().size()) == expected)
-        << "datum of shape " << ShapeToString(DatumShape(raw)) << " holds "
-        << raw.data().size() << " bytes; expected " << expected;
     const auto* bytes = reinterpret_cast<const uint8_t*>(raw.data().data());
     Apply(channels, height, width,
           [&](int c, int h, int w) {
@@ -144,9 +176,6 @@ void DataTransformer::Transform(const Datum& datum, float* dst) {
           },
           dst);
   } else {
-    CAFFE_REQUIRE(raw.float_data_size() == expected)
-        << "datum of shape " << ShapeToString(DatumShape(raw)) << " holds "
-        << raw.float_data_size() << " float values; expected " << expected;
     const float* values = raw.float_data().data();
     Apply(channels, height, width,
           [&](int c, int h, int w) {

@@ -15,7 +15,8 @@ void ConcatLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top)
   const ConcatParameter& p = layer_param_.concat_param();
   const Blob& first = *bottom[0];
   if (p.has_concat_dim()) {
-    LAYER_REQUIRE(static_cast<int>(p.concat_dim()) < first.num_axes())
+    // Unsigned compare: a value past INT_MAX must not turn into a negative axis.
+    LAYER_REQUIRE(p.concat_dim() < static_cast<uint32_t>(first.num_axes()))
         << "concat_dim " << p.concat_dim() << " is out of range for bottom '" << bottom_name(0)
         << "' of shape " << ShapeToString(first.shape());
     axis_ = static_cast<int>(p.concat_dim());

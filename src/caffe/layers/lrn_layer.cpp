@@ -1,6 +1,7 @@
 #include "caffe/layers/lrn_layer.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "caffe/layer_factory.hpp"
@@ -34,6 +35,9 @@ void LRNLayer::LayerSetUp(const vector<Blob*>& bottom, const vector<Blob*>& top)
   const LRNParameter& p = layer_param_.lrn_param();
   LAYER_REQUIRE(p.local_size() % 2 == 1)
       << "lrn_param.local_size must be odd, found " << p.local_size();
+  // Unsigned in the proto: past INT_MAX it would become a negative window.
+  LAYER_REQUIRE(p.local_size() <= static_cast<uint32_t>(INT_MAX))
+      << "lrn_param.local_size " << p.local_size() << " is too large";
   size_ = static_cast<int>(p.local_size());
   half_ = (size_ - 1) / 2;
   alpha_ = p.alpha();

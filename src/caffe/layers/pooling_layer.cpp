@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <climits>
 
 #include "caffe/layer_factory.hpp"
 #include "caffe/util/math_functions.hpp"
@@ -55,6 +56,11 @@ void PoolingLayer::LayerSetUp(const vector<Blob*>& bottom, const vector<Blob*>& 
   LAYER_REQUIRE(stride_h_ > 0 && stride_w_ > 0)
       << "stride must be positive, found " << stride_h_ << "x" << stride_w_;
 
+  // The fields are unsigned in the proto: values past INT_MAX arrive here negative.
+  LAYER_REQUIRE(pad_h_ >= 0 && pad_w_ >= 0)
+      << "pad must be below 2^31, found " << (has_pad_hw ? p.pad_h() : p.pad()) << "x"
+      << (has_pad_hw ? p.pad_w() : p.pad());
+
   if (global_pooling_) {
     LAYER_REQUIRE(pad_h_ == 0 && pad_w_ == 0 && stride_h_ == 1 && stride_w_ == 1)
         << "global_pooling needs pad 0 and stride 1, found pad " << pad_h_ << "x" << pad_w_
@@ -72,18 +78,24 @@ void PoolingLayer::LayerSetUp(const vector<Blob*>& bottom, const vector<Blob*>& 
 
 int PoolingLayer::PooledSize(int64_t input, int kernel, int pad, int stride,
                              bool any_pad) const {
-  const int64_t span = input + 2 * pad - kernel;
+  // 64-bit: pad and kernel may each be close to INT_MAX.
+  const int64_t span = input + 2 * static_cast<int64_t>(pad) - kernel;
   int64_t out = (ceil_mode_ ? CeilDiv(span, stride) : FloorDiv(span, stride)) + 1;
   // Caffe's rule (applied to both axes whenever either is padded): the last window
   // must start inside the image or its left padding, never in the right padding alone.
   if (any_pad && (out - 1) * stride >= input + pad) --out;
-  return static_cast<int>(out);
+  // Past INT_MAX (a huge pad): report it as not fitting, like any other bad size.
+  return out > INT_MAX ? -1 : static_cast<int>(out);
 }
 
 void PoolingLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) {
   LAYER_REQUIRE(bottom[0]->num_axes() == 4)
       << "bottom '" << bottom_name(0) << "' must be 4-d (N x C x H x W), found shape "
       << ShapeToString(bottom[0]->shape());
+  LAYER_REQUIRE(bottom[0]->count(0, 2) <= INT_MAX && bottom[0]->shape(2) <= INT_MAX &&
+                bottom[0]->shape(3) <= INT_MAX)
+      << "bottom '" << bottom_name(0) << "' of shape " << ShapeToString(bottom[0]->shape())
+      << " is too large (N x C, H and W must each be below 2^31)";
   planes_ = static_cast<int>(bottom[0]->count(0, 2));
   height_ = static_cast<int>(bottom[0]->shape(2));
   width_ = static_cast<int>(bottom[0]->shape(3));

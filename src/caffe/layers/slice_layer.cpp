@@ -19,7 +19,8 @@ void SliceLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) 
   const SliceParameter& p = layer_param_.slice_param();
   const Blob& input = *bottom[0];
   if (p.has_slice_dim()) {
-    LAYER_REQUIRE(static_cast<int>(p.slice_dim()) < input.num_axes())
+    // Unsigned compare: a value past INT_MAX must not turn into a negative axis.
+    LAYER_REQUIRE(p.slice_dim() < static_cast<uint32_t>(input.num_axes()))
         << "slice_dim " << p.slice_dim() << " is out of range for bottom '" << bottom_name(0)
         << "' of shape " << ShapeToString(input.shape());
     axis_ = static_cast<int>(p.slice_dim());

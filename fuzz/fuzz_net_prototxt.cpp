@@ -1,0 +1,15 @@
+// libFuzzer target: see caffe::fuzz::NetPrototxt in fuzz_entry_points.hpp.
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz_entry_points.hpp"
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  caffe::fuzz::Initialize();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  caffe::fuzz::NetPrototxt(data, size);
+  return 0;
+}
