@@ -13,6 +13,7 @@ PACKAGES=(
   libopencv-dev
   dataset-fashion-mnist
   python3-matplotlib
+  clang
 )
 
 missing=()

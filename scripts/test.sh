@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds (CPU variant), runs the whole ctest suite, and, when
 # nvcc is present, also compiles the CUDA variant so GPU code can never silently
-# stop compiling (its GPU tests skip on machines without a GPU).
+# stop compiling (its GPU tests skip on machines without a GPU). Then builds the
+# libFuzzer targets with clang + ASan/UBSan and runs each for FUZZ_SECONDS (default
+# 20; SKIP_FUZZ=1 skips it). The ASan+UBSan run of the whole suite does not fit CI's
+# time (about 45 minutes here): scripts/sanitize.sh, last result in fuzz/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ROOT="$(pwd)"
 
 JOBS="${JOBS:-2}"
 BUILD_DIR="${BUILD_DIR:-build}"
@@ -27,3 +31,9 @@ fi
 
 cd "$BUILD_DIR"
 ctest --output-on-failure -j "$JOBS" ${CTEST_ARGS:-}
+cd "$ROOT"
+
+if [ "${SKIP_FUZZ:-0}" != "1" ]; then
+  echo "test.sh: fuzzing each target for ${FUZZ_SECONDS:-20} s"
+  JOBS="$JOBS" bash scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
+fi
