@@ -28,6 +28,7 @@ for line in open(sys.argv[1]):
 expected = {(m, 4) for m in ("DENSE", "FIXED_THRESHOLD", "IWP (global)", "IWP (layer-wise)",
                              "TOPK_ALLGATHER", "RANDOMK")}
 expected |= {("IWP (layer-wise)", 2), ("TOPK_ALLGATHER", 2)}
+expected |= {("IWP (layer-wise) vmr_exponent 1", 4)}  # the vmr_exponent sweep's path
 assert set(rows) == expected, "rows: %s" % sorted(rows)
 ratio = lambda cells, i: float(cells[i].rstrip("x"))
 for key, cells in rows.items():
@@ -37,7 +38,7 @@ assert ratio(rows[("DENSE", 4)], 5) == 1.0 and ratio(rows[("DENSE", 4)], 6) == 1
 # LeNet: 431,080 parameters; a 4-rank ring sends 2 x 3/4 x 4 bytes each.
 assert rows[("DENSE", 4)][9] == "2.6 MB", rows[("DENSE", 4)][9]
 for key in [("IWP (global)", 4), ("IWP (layer-wise)", 4), ("TOPK_ALLGATHER", 4), ("RANDOMK", 4),
-            ("IWP (layer-wise)", 2), ("TOPK_ALLGATHER", 2)]:
+            ("IWP (layer-wise)", 2), ("TOPK_ALLGATHER", 2), ("IWP (layer-wise) vmr_exponent 1", 4)]:
     nominal = ratio(rows[key], 5)
     assert 55 <= nominal <= 70, "%s nominal ratio %s, expected about 64" % (key, nominal)
 # IWP's traffic stays k-sparse; top-k's all-gather grows with N.
