@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <memory>
+#include <vector>
 
 #include "caffe/sync/bucket_reducer.hpp"
 #include "caffe/sync/nccl_communicator.hpp"
@@ -51,15 +52,21 @@ class DeviceBucketReducer : public BucketReducer {
     // must not be repacked while an earlier bucket's unpack may still read it, and
     // per-bucket buffers make that impossible without extra events.
     float* buffer = BufferFor(started_++, bucket.elements);
+    // mutable_gpu_diff first moves a diff that a CPU layer produced to the device, with
+    // a copy on the default stream that may still be in flight when it returns; the
+    // event is recorded after those copies so the packing below waits for them too.
+    std::vector<float*> diffs;
+    diffs.reserve(bucket.pieces.size());
+    for (const BucketPiece& piece : bucket.pieces) {
+      diffs.push_back(params[piece.param]->mutable_gpu_diff() + piece.start);
+    }
     CUDA_CHECK(cudaEventRecord(backward_done_, cudaStreamLegacy));
     CUDA_CHECK(cudaStreamWaitEvent(stream_, backward_done_, 0));
     int64_t pos = 0;
-    for (const BucketPiece& piece : bucket.pieces) {
-      // mutable_gpu_diff moves a diff a CPU layer produced to the device first.
-      float* diff = params[piece.param]->mutable_gpu_diff() + piece.start;
-      CUDA_CHECK(cudaMemcpyAsync(buffer + pos, diff, piece.length * sizeof(float),
+    for (size_t i = 0; i < bucket.pieces.size(); ++i) {
+      CUDA_CHECK(cudaMemcpyAsync(buffer + pos, diffs[i], bucket.pieces[i].length * sizeof(float),
                                  cudaMemcpyDeviceToDevice, stream_));
-      pos += piece.length;
+      pos += bucket.pieces[i].length;
     }
     const int64_t bytes_before = nccl_->stats().total_bytes_sent();
     nccl_->AllReduceSumAsync(buffer, bucket.elements, stream_);
@@ -68,11 +75,10 @@ class DeviceBucketReducer : public BucketReducer {
         bucket.elements, 1.f / nccl_->size(), buffer);
     CUDA_CHECK(cudaGetLastError());
     pos = 0;
-    for (const BucketPiece& piece : bucket.pieces) {
-      float* diff = params[piece.param]->mutable_gpu_diff() + piece.start;
-      CUDA_CHECK(cudaMemcpyAsync(diff, buffer + pos, piece.length * sizeof(float),
+    for (size_t i = 0; i < bucket.pieces.size(); ++i) {
+      CUDA_CHECK(cudaMemcpyAsync(diffs[i], buffer + pos, bucket.pieces[i].length * sizeof(float),
                                  cudaMemcpyDeviceToDevice, stream_));
-      pos += piece.length;
+      pos += bucket.pieces[i].length;
     }
   }
 
