@@ -25,7 +25,8 @@ class Solver {
  public:
   // `source` names the solver file in messages. Builds the train and test nets.
   Solver(const SolverParameter& param, shared_ptr<Context> context, const string& source = "");
-  virtual ~Solver() = default;
+  // Detaches the backward observer from the net, which may outlive the solver.
+  virtual ~Solver();
   Solver(const Solver&) = delete;
   Solver& operator=(const Solver&) = delete;
 

@@ -174,6 +174,10 @@ void Solver::InitTestNets() {
   }
 }
 
+Solver::~Solver() {
+  if (net_) net_->set_backward_observer(nullptr);
+}
+
 void Solver::set_gradient_exchange(shared_ptr<GradientExchange> exchange) {
   exchange_ = std::move(exchange);
   if (!exchange_) return;
