@@ -15,6 +15,7 @@
 #ifdef USE_DNNL
 
 #include "caffe/layers/batch_norm_layer.hpp"
+#include "caffe/util/dnnl_conv_common.hpp"
 #include "caffe/util/dnnl_context.hpp"
 
 namespace caffe {
@@ -41,7 +42,10 @@ class DnnlBatchNormLayer : public BatchNormLayer {
 
   dnnl::batch_normalization_forward fwd_;
   dnnl::batch_normalization_backward bwd_;
-  DnnlLayoutBridge src_, dst_, diff_dst_, diff_src_;
+  // dst_ keeps x_hat for backward; the others live through one primitive call only,
+  // so they borrow the thread's shared scratch buffers (peak memory of deep nets).
+  DnnlLayoutBridge dst_;
+  DnnlScratchBridge src_, diff_dst_, diff_src_;
   dnnl::memory mean_mem_, variance_mem_;
   // x_hat in x_norm_, used when no reorder happens (dst_ has then no buffer of its own).
   dnnl::memory plain_x_hat_;

@@ -59,10 +59,10 @@ void DnnlBatchNormLayer::Build(const memory::desc& layout) {
   dnnl::batch_normalization_backward::primitive_desc bwd_pd(bwd_desc, engine, hint);
   fwd_ = dnnl::batch_normalization_forward(pd);
   bwd_ = dnnl::batch_normalization_backward(bwd_pd);
-  src_.Init(plain, pd.src_desc());
+  src_.Init(plain, pd.src_desc(), kScratchSrc);
   dst_.Init(plain, pd.dst_desc());
-  diff_dst_.Init(plain, bwd_pd.diff_dst_desc());
-  diff_src_.Init(plain, bwd_pd.diff_src_desc());
+  diff_dst_.Init(plain, bwd_pd.diff_dst_desc(), kScratchDst);
+  diff_src_.Init(plain, bwd_pd.diff_src_desc(), kScratchDiffSrc);
   plain_x_hat_ = memory(plain, engine, DNNL_MEMORY_NONE);
   zeros_.Reshape({channels_});
   ones_.Reshape({channels_});
