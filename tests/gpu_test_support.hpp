@@ -1,0 +1,56 @@
+// Support for tests of the device (CUDA) code paths. Every GPU test starts with
+// SKIP_WITHOUT_GPU(), so CPU-only builds and machines without a driver skip it with a
+// reason and the suite still passes. ExpectGpuMatchesCpu is the standard check of a
+// layer's GPU path: the same layer built twice, fed the same inputs, compared with the
+// CPU path as the reference.
+#ifndef CAFFE_TESTS_GPU_TEST_SUPPORT_HPP_
+#define CAFFE_TESTS_GPU_TEST_SUPPORT_HPP_
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "caffe/blob.hpp"
+#include "caffe/common.hpp"
+#include "caffe/proto/caffe.pb.h"
+
+namespace caffe {
+
+// "" when a CUDA device can run this build's kernels; otherwise why not (a CPU-only
+// build, or no device / no driver).
+std::string GpuUnavailableReason();
+
+#define SKIP_WITHOUT_GPU()                                               \
+  do {                                                                   \
+    const std::string gpu_skip_reason_ = ::caffe::GpuUnavailableReason(); \
+    if (!gpu_skip_reason_.empty()) GTEST_SKIP() << gpu_skip_reason_;     \
+  } while (0)
+
+// A context in GPU mode on `device` (the layer's set_context argument).
+std::shared_ptr<Context> MakeGpuContext(int device = 0);
+
+struct GpuComparison {
+  // Largest allowed |gpu - cpu| / max(1, |cpu|) over every compared element.
+  float tolerance = 1e-4f;
+  // Fills bottom i before both runs (default: uniform in [-1, 1], a seed per bottom).
+  // Label-like bottoms need their own filler.
+  std::function<void(int bottom_index, Blob* bottom)> fill_bottom;
+  // Which bottoms get a gradient (default: all).
+  std::vector<bool> propagate_down;
+  bool check_backward = true;
+};
+
+// Builds `param`'s layer on a CPU context and on a GPU context, gives the GPU one the
+// CPU one's weights, runs Forward on the same bottoms and Backward with the same top
+// diffs (Gaussian; a loss top gets 1), and expects tops, bottom diffs and weight diffs
+// to agree within options.tolerance. Call after SKIP_WITHOUT_GPU().
+void ExpectGpuMatchesCpu(const LayerParameter& param,
+                         const std::vector<std::vector<int64_t>>& bottom_shapes,
+                         const GpuComparison& options = GpuComparison());
+
+}  // namespace caffe
+
+#endif  // CAFFE_TESTS_GPU_TEST_SUPPORT_HPP_
