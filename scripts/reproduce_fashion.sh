@@ -3,7 +3,7 @@
 # CPUs: LeNet and ResNet-20, data parallel under mpirun, every exchange method,
 # several seeds; writes results/fashion/TABLE.md, README.md and PNG plots.
 #
-#   scripts/reproduce_fashion.sh            full run (about 3 hours on 2 cores)
+#   scripts/reproduce_fashion.sh            full run (about 1 hour on 2 idle cores)
 #   scripts/reproduce_fashion.sh --quick    LeNet only, 30 iterations, 1 seed, 2 and 4
 #                                           ranks (a few minutes; what CI runs); writes
 #                                           results/fashion/quick/, which git ignores
@@ -29,23 +29,23 @@
 # much as the budget in short 4-rank trials: 10 for LeNet (about 1/60), 2 for
 # ResNet-20 (about 1/20); LENET_THRESHOLD, RESNET_THRESHOLD override them.
 #
-# Full-mode sizes, chosen from timings measured on the 2-core development VM while
-# other builds kept its load average at 6-9 (an idle machine is faster):
-#   LeNet      N=2 17 iter/s, N=4 10.8 iter/s, N=8 4.1 iter/s; 10k-image test 1.1 s
-#              -> 1200 iterations at N=4 (2400 at N=2, 600 at N=8; 5.1 epochs),
-#                 tested 4 times on the whole test set: about 2 minutes a run
-#   ResNet-20  N=4 1.15 iter/s (0.64 before the oneDNN engines); 10k-image test
-#              12-17 s (the other ranks spin in MPI meanwhile)
-#              -> 200 iterations at N=4 (400 at N=2, 100 at N=8; 0.85 epoch), rate 0.1
-#                 with warm-up and steps squeezed into the run, tested twice on the
-#                 whole test set: about 3.5 minutes a run
-#   30 runs per net, 3 seeds: about 1 + 1.75 hours. Override with LENET_ITERS,
-#   RESNET_ITERS (at N=4) and SEEDS="1 2 3".
+# Full-mode sizes, measured on the 2-core development VM with nothing else running
+# (2026-12-01):
+#   LeNet      1200 iterations at N=4 (2400 at N=2, 600 at N=8; 5.1 epochs), tested 4
+#              times on the whole 10k test set: 35-45 s a run
+#   ResNet-20  200 iterations at N=4 (400 at N=2, 100 at N=8; 0.85 epoch), rate 0.1
+#              with warm-up and steps squeezed into the run, tested twice on the whole
+#              test set: 54-64 s a run
+#   30 runs per net, 3 seeds: about 20 + 30 minutes. Other jobs on the same cores
+#   stretch that a lot: the ranks yield their cores while they wait in MPI, and builds
+#   running beside them made single LeNet runs 2-6x slower; budget up to three hours
+#   on a busy machine. Override with LENET_ITERS, RESNET_ITERS (at N=4) and
+#   SEEDS="1 2 3".
 #
 # The vmr_exponent sweep (which sets IWP's default; see docs/iwp.md): at 4 ranks,
 # layer-wise IWP once more per exponent in VMR_EXPONENTS (the proto's default
 # exponent is the "IWP (layer-wise)" row itself), 3 more runs per net and exponent.
-# Full mode leaves it out (VMR_EXPONENTS=""), so the whole run fits its three hours;
+# Full mode leaves it out (VMR_EXPONENTS=""), keeping the whole run well inside three hours;
 # the sweep that chose the default is committed in results/vmr_sweep/ with its own
 # command line. Narrower runs: MODELS="lenet_fashion" (default both nets),
 # RANK_SWEEP="" (skip the 2- and 8-rank rows; default "2 8"), VMR_EXPONENTS="",
@@ -222,7 +222,7 @@ if [[ $mode == quick ]]; then
   sizes="Quick mode (\`scripts/reproduce_fashion.sh --quick\`): LeNet only, $lenet_iters iterations at N=4 (scaled by 4/N), seed 1, tested on 1000 images. A smoke test of the pipeline; the accuracies mean nothing."
 else
   title="Fashion-MNIST gradient exchange: DENSE vs IWP vs baselines"
-  sizes="Full mode: batch 64 per rank; LeNet $lenet_iters iterations at N=4 (x 4/N at other N), ResNet-20 $resnet_iters iterations at N=4 (x 4/N; rate 0.1 with warm-up and steps squeezed into the run); top-1 on the whole 10k test set; seeds ${seeds[*]}. Sized to fit about 3 hours on the 2-core development VM; runs this short compare the methods, they do not reach the nets' final accuracy."
+  sizes="Full mode: batch 64 per rank; LeNet $lenet_iters iterations at N=4 (x 4/N at other N), ResNet-20 $resnet_iters iterations at N=4 (x 4/N; rate 0.1 with warm-up and steps squeezed into the run); top-1 on the whole 10k test set; seeds ${seeds[*]}. About an hour on the idle 2-core development VM; runs this short compare the methods, they do not reach the nets' final accuracy."
 fi
 # The command line as run, with the overrides that shaped it.
 overrides=""
