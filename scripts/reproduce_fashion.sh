@@ -230,9 +230,15 @@ for var in MODELS METHODS SEEDS LENET_ITERS RESNET_ITERS RANK_SWEEP VMR_EXPONENT
   [[ $mode == full && -n ${!var+set} ]] && overrides+="$var=\"${!var}\" "
 done
 vmr_default=$(sed -n 's/.*vmr_exponent = [0-9]* \[default = \([-0-9.]*\)\].*/\1/p' proto/caffe.proto)
+vmr_note="\"IWP (layer-wise)\" uses the default vmr_exponent ($vmr_default)."
+if (( ${#vmr_exponents[@]} > 0 )); then
+  vmr_note+=" The \"vmr_exponent X\" rows are the same run with that exponent (0: the same density in every blob; positive: blobs whose importance has a larger variance-to-mean ratio get more of the budget; negative: less)."
+else
+  vmr_note+=" The sweep over exponents that chose it: results/vmr_sweep/."
+fi
 python3 scripts/repro_report.py --manifest "$manifest" --out "$out" --title "$title" \
   --note "$sizes" \
-  --note "\"IWP (layer-wise)\" uses the default vmr_exponent ($vmr_default); the \"vmr_exponent X\" rows are the same run with that exponent (0: the same density in every blob; positive: blobs whose importance has a larger variance-to-mean ratio get more of the budget; negative: less)." \
+  --note "$vmr_note" \
   --note "Sparse methods: density $lenet_density for LeNet$([[ $mode == full ]] && echo " and $resnet_density for ResNet-20 (at 1/64 ResNet-20's small always-dense blobs, 4,463 elements, would use up the whole budget of 4,278 and leave one element per step to each convolution; see the script's header)"), reached after a dense warm-up (10% of the iterations) and a ramp (1/4, 1/16, 5% each); FIXED_THRESHOLD sends every element with |v|/|w| >= $(threshold_of lenet_fashion) (LeNet)$([[ $mode == full ]] && echo ", $(threshold_of resnet20_fashion) (ResNet-20)"). Machine: $(nproc) cores, $(uname -m), ranks oversubscribed under mpirun --oversubscribe. Generated $(date -u +%Y-%m-%d)." \
   --command "${overrides}scripts/reproduce_fashion.sh$([[ $mode == quick ]] && echo ' --quick')" \
   --curve-ranks "$main_ranks"
