@@ -121,7 +121,9 @@ def included(layer, phase, stages):
 
 
 # ---------------------------------------------------------------- the PyTorch side
-def build_torch_net(prototxt_path, torch):
+def build_torch_net(prototxt_path, torch, device="cpu"):
+    """The prototxt's TRAIN/synthetic net as a torch module; its DummyData tensors are
+    made on `device` (bench/gpu_torch_throughput.py passes "cuda")."""
     nn = torch.nn
     F = torch.nn.functional
     with open(prototxt_path) as f:
@@ -170,7 +172,7 @@ def build_torch_net(prototxt_path, torch):
                 dims = [int(d) for d in shape["dim"]]
                 t = torch.empty(dims)
                 fill(t, filler, 1, 1)
-                data[top] = t.long() if top == "label" else t
+                data[top] = (t.long() if top == "label" else t).to(device)
                 shapes[top] = dims
             continue
         if kind == "Convolution":
@@ -309,7 +311,9 @@ def build_torch_net(prototxt_path, torch):
                     loss = F.cross_entropy(blobs[bottoms[0]], blobs[bottoms[1]])
             return loss
 
-    return CaffeNet()
+    torch_net = CaffeNet()
+    torch_net.data_batch = shapes["data"][0] if "data" in shapes else 0
+    return torch_net
 
 
 def torch_worker(model, threads):

@@ -5,6 +5,10 @@
 
 #include <cstddef>
 
+#ifdef USE_CUDA
+#include <cuda_runtime.h>
+#endif
+
 namespace caffe {
 
 class SyncedMemory {
@@ -24,6 +28,14 @@ class SyncedMemory {
   const void* gpu_data();
   void* mutable_gpu_data();
   void set_gpu_data(void* data);
+
+#ifdef USE_CUDA
+  // Starts copying the host side to the device on `stream` and marks both sides
+  // synced; the caller synchronises the stream before the device copy is read. Used
+  // by the data layers' prefetch thread, so the next batch's upload overlaps the
+  // current iteration (the host side is pinned when a GPU is present).
+  void AsyncGpuPush(cudaStream_t stream);
+#endif
 
   Head head() const { return head_; }
   size_t size() const { return size_; }

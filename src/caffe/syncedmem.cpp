@@ -134,6 +134,21 @@ void SyncedMemory::ToGpu() {
 #endif
 }
 
+#ifdef USE_CUDA
+void SyncedMemory::AsyncGpuPush(cudaStream_t stream) {
+  CHECK(head_ == AT_CPU || head_ == SYNCED) << "AsyncGpuPush needs fresh host data";
+  if (gpu_ptr_ == nullptr) {
+    CUDA_CHECK(cudaGetDevice(&gpu_device_));
+    CUDA_CHECK(cudaMalloc(&gpu_ptr_, size_ > 0 ? size_ : 1));
+    own_gpu_data_ = true;
+  }
+  if (size_ > 0) {
+    CUDA_CHECK(cudaMemcpyAsync(gpu_ptr_, cpu_ptr_, size_, cudaMemcpyHostToDevice, stream));
+  }
+  head_ = SYNCED;
+}
+#endif
+
 const void* SyncedMemory::cpu_data() {
   ToCpu();
   return cpu_ptr_;

@@ -69,6 +69,10 @@ class BasePrefetchingDataLayer : public Layer {
   void StopPrefetching();
 
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+#ifdef USE_CUDA
+  // Copies the prefetched batch, already on the device, into the tops.
+  void Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+#endif
   void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                     const vector<Blob*>& bottom) override {}
 
@@ -79,6 +83,23 @@ class BasePrefetchingDataLayer : public Layer {
   std::unique_ptr<DataTransformer> transformer_;
 
  private:
+  // In GPU mode the prefetch thread also uploads each batch, on its own stream, so
+  // the copy overlaps the net's work instead of stalling the next Forward.
+  class DeviceUploader {
+   public:
+    explicit DeviceUploader(int device);  // device < 0: host only, no uploads
+    ~DeviceUploader();
+    void Upload(Batch* batch, bool with_labels);
+
+   private:
+    int device_;
+    void* stream_ = nullptr;  // cudaStream_t in CUDA builds
+  };
+
+  // The oldest full batch (waits for one; rethrows the prefetch thread's error),
+  // and back to the thread once its contents are copied out.
+  Batch* TakeFullBatch();
+  void ReturnBatch(Batch* batch);
   void PrefetchLoop();
   [[noreturn]] void RethrowPrefetchError();
 
@@ -90,6 +111,7 @@ class BasePrefetchingDataLayer : public Layer {
   std::condition_variable full_cv_;
   bool stop_ = false;
   std::exception_ptr error_;  // set once; the thread exits after it
+  int upload_device_ = -1;     // the device batches go to; -1 in CPU mode
   std::thread thread_;
 };
 

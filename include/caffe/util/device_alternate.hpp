@@ -35,6 +35,9 @@ namespace caffe {
 // (cudaGetDeviceCount then fails with an error and leaves its output unwritten).
 int CudaDeviceCount();
 inline bool HasCudaDevice() { return CudaDeviceCount() > 0; }
+// Waits for all work queued on the current device (a no-op without CUDA). Host
+// clocks around kernel launches measure only the launch; timers call this first.
+void SynchronizeDevice();
 }  // namespace caffe
 
 #endif  // CAFFE_UTIL_DEVICE_ALTERNATE_HPP_

@@ -4,6 +4,13 @@
 
 namespace caffe {
 
+#ifndef USE_CUDA
+// CPU-only builds have no device: Layer's GPU fallback runs the host path.
+BasePrefetchingDataLayer::DeviceUploader::DeviceUploader(int device) : device_(device) {}
+BasePrefetchingDataLayer::DeviceUploader::~DeviceUploader() = default;
+void BasePrefetchingDataLayer::DeviceUploader::Upload(Batch*, bool) {}
+#endif
+
 BasePrefetchingDataLayer::~BasePrefetchingDataLayer() { StopPrefetching(); }
 
 void BasePrefetchingDataLayer::LayerSetUp(const vector<Blob*>& bottom,
@@ -22,6 +29,8 @@ void BasePrefetchingDataLayer::LayerSetUp(const vector<Blob*>& bottom,
   for (auto& batch : batches_) free_.push_back(batch.get());
   stop_ = false;
   error_ = nullptr;
+  // Read on the caller's thread: the prefetch thread must not touch the context.
+  upload_device_ = context().mode() == Mode::GPU ? context().device_id() : -1;
   thread_ = std::thread(&BasePrefetchingDataLayer::PrefetchLoop, this);
 }
 
@@ -51,6 +60,7 @@ void BasePrefetchingDataLayer::StopPrefetching() {
 }
 
 void BasePrefetchingDataLayer::PrefetchLoop() {
+  DeviceUploader uploader(upload_device_);
   while (true) {
     Batch* batch = nullptr;
     {
@@ -62,6 +72,7 @@ void BasePrefetchingDataLayer::PrefetchLoop() {
     }
     try {
       LoadBatch(batch);
+      uploader.Upload(batch, output_labels_);
     } catch (...) {
       // Whatever LoadBatch throws reaches the consumer; letting it escape would
       // call std::terminate.
@@ -94,29 +105,35 @@ void BasePrefetchingDataLayer::RethrowPrefetchError() {
   throw Error("reading data failed");
 }
 
+Batch* BasePrefetchingDataLayer::TakeFullBatch() {
+  CHECK(thread_.joinable() || error_) << "data layer used before SetUp";
+  std::unique_lock<std::mutex> lock(mutex_);
+  // Batches loaded before a failure are still delivered, in order.
+  full_cv_.wait(lock, [this] { return !full_.empty() || error_ != nullptr; });
+  if (full_.empty()) RethrowPrefetchError();
+  Batch* batch = full_.front();
+  full_.pop_front();
+  return batch;
+}
+
+void BasePrefetchingDataLayer::ReturnBatch(Batch* batch) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(batch);
+  }
+  free_cv_.notify_one();
+}
+
 void BasePrefetchingDataLayer::Forward_cpu(const vector<Blob*>& bottom,
                                            const vector<Blob*>& top) {
-  CHECK(thread_.joinable() || error_) << "data layer used before SetUp";
-  Batch* batch = nullptr;
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    // Batches loaded before a failure are still delivered, in order.
-    full_cv_.wait(lock, [this] { return !full_.empty() || error_ != nullptr; });
-    if (full_.empty()) RethrowPrefetchError();
-    batch = full_.front();
-    full_.pop_front();
-  }
+  Batch* batch = TakeFullBatch();
   top[0]->ReshapeLike(batch->data);
   std::copy_n(batch->data.cpu_data(), batch->data.count(), top[0]->mutable_cpu_data());
   if (output_labels_) {
     top[1]->ReshapeLike(batch->label);
     std::copy_n(batch->label.cpu_data(), batch->label.count(), top[1]->mutable_cpu_data());
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    free_.push_back(batch);
-  }
-  free_cv_.notify_one();
+  ReturnBatch(batch);
 }
 
 }  // namespace caffe

@@ -18,4 +18,10 @@ int CudaDeviceCount() {
 #endif
 }
 
+void SynchronizeDevice() {
+#ifdef USE_CUDA
+  if (CudaDeviceCount() > 0) CUDA_CHECK(cudaDeviceSynchronize());
+#endif
+}
+
 }  // namespace caffe

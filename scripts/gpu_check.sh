@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The GPU check, run ON a lent GPU machine (one H200, CUDA 13, no internet) from the
+# repository root, after scripts/gpu_bundle.sh made .gpu_bundle/ here (see that
+# script for the device tool call). Fits in about 8 minutes. It
+#   1. unpacks the bundle and finds the machine's CUDA, cuBLAS, cuDNN and NCCL
+#      libraries (the CUDA toolkit's lib64, and PyTorch's nvidia-* Python packages);
+#   2. prints device_query and runs every GPU test suite (test_gpu_all: each GPU
+#      layer against its CPU reference, GPU gradient checks, device IWP selection
+#      against the CPU's);
+#   3. times training steps with `caffe time -gpu 0` (forward + backward, per layer)
+#      for AlexNet at batch 256 and ResNet-50 at batch 64 (their "synthetic" stage,
+#      DummyData, with the batch raised), measures the device IWP selection per step
+#      on the same nets' parameter sizes, and, where PyTorch sees the GPU, the same
+#      nets' training throughput in PyTorch (bench/gpu_torch_throughput.py);
+#   4. prints one table and writes it, with the logs, to $OUT (or /tmp/gpu_check).
+# Copy the table and the date into bench/README.md ("GPU check").
+set -uo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+out=${OUT:-/tmp/gpu_check}
+mkdir -p "$out"
+iters=${GPU_CHECK_ITERATIONS:-20}
+bundle=.gpu_bundle/caffe-gpu.tar.xz
+[[ -f $bundle ]] || { echo "error: $bundle missing: run scripts/gpu_bundle.sh on the development machine and carry .gpu_bundle" >&2; exit 1; }
+work=$(mktemp -d /tmp/caffe-gpu.XXXX)
+tar -C "$work" -xJf "$bundle"
+
+# NVIDIA's libraries as this machine has them.
+libdirs=$work/lib
+for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  [[ -d $dir ]] && libdirs+=":$dir"
+done
+python_libs=$(python3 - <<'PY' 2>/dev/null
+import glob, os, site
+roots = site.getsitepackages() + [site.getusersitepackages()]
+dirs = set()
+for root in roots:
+    for lib in glob.glob(os.path.join(root, "nvidia", "*", "lib")):
+        dirs.add(lib)
+print(":".join(sorted(dirs)))
+PY
+)
+[[ -n $python_libs ]] && libdirs+=":$python_libs"
+export LD_LIBRARY_PATH=$libdirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+caffe=$work/bin/caffe
+
+echo "== device"
+nvidia-smi -L 2>&1 | head -4
+"$caffe" device_query -gpu 0 2>&1 | tee "$out/device_query.txt"
+ldd "$caffe" | grep -E "not found" && { echo "error: libraries missing (above)"; exit 1; }
+
+echo "== GPU tests"
+timeout 300 "$work/bin/test_gpu_all" --gtest_brief=1 > "$out/test_gpu_all.log" 2>&1
+tests_rc=$?
+grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/test_gpu_all.log" | sort | uniq -c | head -40
+tests_passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out/test_gpu_all.log")
+tests_failed=$(grep -c "^\[  FAILED  \] [A-Za-z]" "$out/test_gpu_all.log")
+tests_skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$out/test_gpu_all.log")
+
+# with_batch PROTOTXT BATCH OUT: the synthetic stage's DummyData batch set to BATCH.
+with_batch() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import re, sys
+src, batch, dst = sys.argv[1], sys.argv[2], sys.argv[3]
+text = open(src).read()
+# The DummyData shapes are the only "shape { dim: N ..." blocks in these files.
+text = re.sub(r"shape \{ dim: \d+", "shape { dim: " + batch, text)
+open(dst, "w").write(text)
+PY
+}
+
+declare -A ms images layers_top sel_ms torch_ips
+for net in alexnet:256 resnet50:64; do
+  name=${net%%:*} batch=${net##*:}
+  model=$out/${name}_b$batch.prototxt
+  with_batch "models/$name/train_val.prototxt" "$batch" "$model"
+  echo "== caffe time $name batch $batch"
+  timeout 240 "$caffe" time -model "$model" -stage synthetic -gpu 0 -iterations "$iters" \
+    > "$out/time_$name.log" 2>&1 || { tail -5 "$out/time_$name.log"; }
+  ms[$name]=$(sed -n 's/.*Average Forward-Backward: \([0-9.]*\) ms.*/\1/p' "$out/time_$name.log")
+  if [[ -n ${ms[$name]} ]]; then
+    images[$name]=$(awk -v b="$batch" -v t="${ms[$name]}" 'BEGIN { printf "%.0f", b * 1000 / t }')
+    # The five layers that took longest (forward + backward).
+    layers_top[$name]=$(awk '/forward: / { f[$(NF-3)] += $(NF-1) } /backward: / { f[$(NF-3)] += $(NF-1) }
+      END { for (l in f) printf "%s %.2f\n", l, f[l] }' "$out/time_$name.log" |
+      sort -k2 -g -r | head -5 | awk '{ printf "%s%s %s ms", (NR > 1 ? ", " : ""), $1, $2 }')
+  fi
+  if [[ -x $work/bin/gpu_iwp_selection_bench ]]; then
+    timeout 120 "$work/bin/gpu_iwp_selection_bench" -model "$model" -stage synthetic \
+      > "$out/iwp_$name.log" 2>&1
+    sel_ms[$name]=$(sed -n 's/.*selection_ms_per_step \([0-9.]*\).*/\1/p' "$out/iwp_$name.log")
+  fi
+  if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+    timeout 180 python3 bench/gpu_torch_throughput.py "$model" --iterations "$iters" \
+      > "$out/torch_$name.log" 2>&1
+    torch_ips[$name]=$(sed -n 's/.*images_per_s \([0-9.]*\).*/\1/p' "$out/torch_$name.log")
+  fi
+done
+
+{
+  echo "# GPU check, $(date -u +%Y-%m-%d)"
+  echo
+  echo "Machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)."
+  echo "GPU tests (test_gpu_all): ${tests_passed:-0} passed, ${tests_failed:-?} failed, ${tests_skipped:-0} skipped (exit $tests_rc)."
+  echo
+  echo "| net | batch | caffe-iwp ms/step | images/s | PyTorch images/s | PyTorch / ours | IWP selection ms/step | selection / step | slowest layers (fwd+bwd) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---|"
+  for net in alexnet:256 resnet50:64; do
+    name=${net%%:*} batch=${net##*:}
+    ratio=""; frac=""
+    [[ -n ${torch_ips[$name]:-} && -n ${images[$name]:-} ]] &&
+      ratio=$(awk -v a="${torch_ips[$name]}" -v b="${images[$name]}" 'BEGIN { printf "%.2f", a / b }')
+    [[ -n ${sel_ms[$name]:-} && -n ${ms[$name]:-} ]] &&
+      frac=$(awk -v a="${sel_ms[$name]}" -v b="${ms[$name]}" 'BEGIN { printf "%.1f%%", 100 * a / b }')
+    echo "| $name | $batch | ${ms[$name]:-failed} | ${images[$name]:-} | ${torch_ips[$name]:-n/a} | $ratio | ${sel_ms[$name]:-n/a} | $frac | ${layers_top[$name]:-} |"
+  done
+  echo
+  echo "caffe time: $iters timed iterations after one warm-up, the device synchronised around each layer; PyTorch: bench/gpu_torch_throughput.py, $iters steps after 5 warm-up, cudnn.benchmark on, its default TF32 settings."
+} | tee "$out/gpu_check.md"
+rm -rf "$work"
+[[ $tests_rc == 0 ]]
