@@ -14,10 +14,12 @@
 #ifndef CAFFE_SYNC_IWP_EXCHANGE_HPP_
 #define CAFFE_SYNC_IWP_EXCHANGE_HPP_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "caffe/sync/residual_exchange.hpp"
+#include "caffe/sync/selection_kernels.hpp"
 
 namespace caffe {
 
@@ -45,11 +47,14 @@ class IwpExchange : public ResidualExchange {
     float vmr = 0;
   };
   // The leader's work: importance, budget, threshold and index set for `mine` blobs.
+  // The algorithm; the primitives it calls run on the CPU or the GPU (Kernels()).
   void ChooseIndices(int iter, const vector<Blob*>& params, float density,
                      const vector<bool>& mine, vector<BlobChoice>* choices);
-  void ComputeImportance(const Blob& param, size_t b, vector<float>* importance) const;
+  // The device kernels when the solver runs in GPU mode and a device is there, else
+  // the host ones.
+  SelectionKernels& Kernels();
 
-  vector<vector<float>> importance_;  // scratch per blob
+  std::unique_ptr<SelectionKernels> host_kernels_, device_kernels_;
 };
 
 }  // namespace caffe
