@@ -2,10 +2,8 @@
 // of device_selection.hpp: what IwpExchange uses when the solver runs in GPU mode.
 // Importances live in device memory; only the chosen indices (and a few scalars)
 // come back to the host, where the index broadcast encodes them.
-//
-// The residuals are still host arrays (ResidualExchange keeps them on the CPU in
-// every mode), so each step uploads them once; the weights are read where they live
-// (on the device in GPU mode).
+// The residuals are read where ResidualExchange keeps them in GPU mode, on the
+// device, and so are the weights.
 #ifndef CAFFE_SYNC_DEVICE_SPARSE_SELECTOR_HPP_
 #define CAFFE_SYNC_DEVICE_SPARSE_SELECTOR_HPP_
 
@@ -26,7 +24,7 @@ class DeviceSparseSelector : public SelectionKernels {
 
  protected:
   void FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                      const vector<vector<float>>& residuals, float epsilon) override;
+                      const vector<const float*>& residuals, float epsilon) override;
 
  private:
   const float* importance(int64_t begin) const { return importance_.as<float>() + begin; }
@@ -34,7 +32,6 @@ class DeviceSparseSelector : public SelectionKernels {
   vector<int32_t> DownloadIndices(int64_t count) const;
 
   DeviceBuffer importance_;  // all listed blobs, concatenated
-  DeviceBuffer residuals_;   // the uploaded residuals, same layout
   DeviceBuffer indices_;     // one blob's selection
   DeviceSelectionWorkspace workspace_;
 };

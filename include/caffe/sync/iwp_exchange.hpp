@@ -39,6 +39,8 @@ class IwpExchange : public ResidualExchange {
 
  protected:
   int64_t ExchangeSparse(int iter, const vector<Blob*>& params, float density) override;
+  // Selection through Kernels(), values through ReduceSelected: works on device residuals.
+  bool SupportsDeviceResiduals() const override { return true; }
 
  private:
   struct BlobChoice {
@@ -50,8 +52,8 @@ class IwpExchange : public ResidualExchange {
   // The algorithm; the primitives it calls run on the CPU or the GPU (Kernels()).
   void ChooseIndices(int iter, const vector<Blob*>& params, float density,
                      const vector<bool>& mine, vector<BlobChoice>* choices);
-  // The device kernels when the solver runs in GPU mode and a device is there, else
-  // the host ones.
+  // The device kernels when the residuals live on the device (GPU mode with a
+  // device), else the host ones.
   SelectionKernels& Kernels();
 
   std::unique_ptr<SelectionKernels> host_kernels_, device_kernels_;

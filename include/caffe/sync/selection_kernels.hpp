@@ -30,9 +30,11 @@ class SelectionKernels {
   virtual ~SelectionKernels() = default;
 
   // I = |v| / (|w| + epsilon) for each params[blobs[j]], with v = residuals[blobs[j]],
-  // concatenated in list order. Replaces the previous step's importances.
+  // concatenated in list order. Replaces the previous step's importances. The
+  // residuals are in the kernels' memory: host arrays for HostSelectionKernels,
+  // device arrays for the device kernels (which read the weights there too).
   void ComputeImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                         const vector<vector<float>>& residuals, float epsilon);
+                         const vector<const float*>& residuals, float epsilon);
   size_t blobs() const { return sizes_.size(); }
   ImportanceSpan Span(size_t j) const { return {offsets_[j], sizes_[j]}; }
   ImportanceSpan All() const { return {0, total_}; }
@@ -53,7 +55,7 @@ class SelectionKernels {
   // Fills the importances of the listed blobs, blob j at offsets[j] (the offsets and
   // sizes are already set when this runs).
   virtual void FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                              const vector<vector<float>>& residuals, float epsilon) = 0;
+                              const vector<const float*>& residuals, float epsilon) = 0;
 
   vector<int64_t> offsets_, sizes_;
   int64_t total_ = 0;
@@ -69,7 +71,7 @@ class HostSelectionKernels : public SelectionKernels {
 
  protected:
   void FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                      const vector<vector<float>>& residuals, float epsilon) override;
+                      const vector<const float*>& residuals, float epsilon) override;
 
  private:
   vector<float> importance_;

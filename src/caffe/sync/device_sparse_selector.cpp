@@ -7,14 +7,10 @@
 namespace caffe {
 
 void DeviceSparseSelector::FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                                          const vector<vector<float>>& residuals, float epsilon) {
+                                          const vector<const float*>& residuals, float epsilon) {
   importance_.Reserve(total_ * sizeof(float));
-  residuals_.Reserve(total_ * sizeof(float));
   for (size_t j = 0; j < blobs.size(); ++j) {
-    float* v = residuals_.as<float>() + offsets_[j];
-    CUDA_CHECK(cudaMemcpy(v, residuals[blobs[j]].data(), sizes_[j] * sizeof(float),
-                          cudaMemcpyHostToDevice));
-    DeviceImportance(v, params[blobs[j]]->gpu_data(), sizes_[j], epsilon,
+    DeviceImportance(residuals[blobs[j]], params[blobs[j]]->gpu_data(), sizes_[j], epsilon,
                      importance_.as<float>() + offsets_[j]);
   }
 }

@@ -140,11 +140,11 @@ vector<int32_t> IwpExchange::SelectTopK(const float* importance, int64_t n, int6
 }
 
 SelectionKernels& IwpExchange::Kernels() {
-  if (gpu_mode_) {
-    // Built on first use: a GPU-mode solver on a machine without a device keeps the
-    // host kernels (the blobs then live on the CPU anyway).
+  // The kernels go where the residuals are (on the device in GPU mode with a device).
+  if (on_device()) {
     if (!device_kernels_) device_kernels_ = CreateDeviceSelectionKernels();
-    if (device_kernels_) return *device_kernels_;
+    CHECK(device_kernels_ != nullptr) << "device residuals without device kernels";
+    return *device_kernels_;
   }
   if (!host_kernels_) host_kernels_ = std::make_unique<HostSelectionKernels>();
   return *host_kernels_;
@@ -173,7 +173,9 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, float den
   }
   // From here on blob j of `sparse` is j to the kernels.
   SelectionKernels& kernels = Kernels();
-  kernels.ComputeImportance(params, sparse, residual_, param_.epsilon());
+  vector<const float*> residuals(m, nullptr);
+  for (size_t b : sparse) residuals[b] = ResidualData(b);
+  kernels.ComputeImportance(params, sparse, residuals, param_.epsilon());
   vector<double> vmrs;
   for (size_t j = 0; j < sparse.size(); ++j) {
     double sum = 0, sum_squares = 0;

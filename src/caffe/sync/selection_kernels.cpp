@@ -12,7 +12,7 @@
 namespace caffe {
 
 void SelectionKernels::ComputeImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                                         const vector<vector<float>>& residuals, float epsilon) {
+                                         const vector<const float*>& residuals, float epsilon) {
   offsets_.clear();
   sizes_.clear();
   total_ = 0;
@@ -41,11 +41,11 @@ vector<int64_t> SamplePositions(uint64_t seed, int64_t n, int64_t samples) {
 }
 
 void HostSelectionKernels::FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                                          const vector<vector<float>>& residuals, float epsilon) {
+                                          const vector<const float*>& residuals, float epsilon) {
   importance_.resize(total_);
   for (size_t j = 0; j < blobs.size(); ++j) {
     const float* w = params[blobs[j]]->cpu_data();
-    const float* v = residuals[blobs[j]].data();
+    const float* v = residuals[blobs[j]];
     float* out = importance_.data() + offsets_[j];
     const float eps = epsilon;
     ParallelFor(sizes_[j], [=](int64_t begin, int64_t end) {
