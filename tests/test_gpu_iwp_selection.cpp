@@ -351,11 +351,19 @@ TEST(GpuIwpSelectionTest, DeviceSelectorMatchesTheHostKernels) {
   }
   // Blob 1 stays out of the list, as a dense blob would.
   const vector<size_t> listed = {0, 2, 3};
+  // Each kernel set reads the residuals in its own memory.
+  vector<DeviceBuffer> device_residuals(residuals.size());
+  vector<const float*> host_v, device_v;
+  for (size_t b = 0; b < residuals.size(); ++b) {
+    device_residuals[b].UploadVector(residuals[b]);
+    host_v.push_back(residuals[b].data());
+    device_v.push_back(device_residuals[b].as<float>());
+  }
   HostSelectionKernels host;
   std::unique_ptr<SelectionKernels> device = CreateDeviceSelectionKernels();
   ASSERT_TRUE(device != nullptr);
-  host.ComputeImportance(params, listed, residuals, 1e-6f);
-  device->ComputeImportance(params, listed, residuals, 1e-6f);
+  host.ComputeImportance(params, listed, host_v, 1e-6f);
+  device->ComputeImportance(params, listed, device_v, 1e-6f);
   ASSERT_EQ(device->blobs(), listed.size());
   const int64_t total = host.All().count;
   EXPECT_EQ(device->All().count, total);
@@ -386,9 +394,13 @@ TEST(GpuIwpSelectionTest, DeviceSelectorMatchesTheHostKernels) {
 #endif
 }
 
-// A whole exchange step in GPU mode (device selection) and in CPU mode, on one rank,
-// for every selection mode: the applied gradients and the residuals come out the same.
-TEST(GpuIwpSelectionTest, IwpStepInGpuModeEqualsCpuMode) {
+// Whole exchange steps in GPU mode (residuals, selection, gather, scatter on the
+// device) and in CPU mode, on one rank, for every selection mode, dense warm-up steps,
+// momentum correction and a save / restore in the middle: the applied gradients and
+// the residuals come out the same. The gradients are multiples of 1/8 and the
+// momentum 0.5, so every sum and product is exact in float and the comparison can be
+// bitwise whether or not either compiler fuses multiply-adds.
+TEST(GpuIwpSelectionTest, StepsInGpuModeEqualCpuMode) {
   SKIP_WITHOUT_GPU();
   const std::pair<SyncParameter::Method, std::string> modes[] = {
       {SyncParameter::IWP, ""},
@@ -396,14 +408,24 @@ TEST(GpuIwpSelectionTest, IwpStepInGpuModeEqualsCpuMode) {
       {SyncParameter::IWP, "layer_wise: false"},
       {SyncParameter::IWP, "layer_wise: false threshold_mode: SAMPLED sample_fraction: 0.2"},
       {SyncParameter::IWP, "vmr_exponent: 1 random_fraction: 0.01 momentum_correction: true"},
+      {SyncParameter::IWP, "warmup_iter: 2 leader: PER_LAYER"},
       {SyncParameter::FIXED_THRESHOLD, "fixed_threshold: 2"},
+      {SyncParameter::RANDOMK, "momentum_correction: true"},
+      {SyncParameter::TOPK_ALLGATHER, ""},
+      {SyncParameter::TOPK_ALLGATHER, "momentum_correction: true warmup_iter: 1"},
   };
+  const int steps = 6, restore_at = 3;
   for (const auto& [method, extra] : modes) {
-    auto cpu = CreateGradientExchange(MakeSync(method, extra), std::make_shared<LocalCommunicator>());
-    auto gpu = CreateGradientExchange(MakeSync(method, extra), std::make_shared<LocalCommunicator>());
-    gpu->set_gpu_mode(true);
-    cpu->TakeOverMomentum(0.9f);
-    gpu->TakeOverMomentum(0.9f);
+    const std::string what = std::to_string(method) + " {" + extra + "}";
+    auto make = [&, method = method, extra = extra](bool gpu) {
+      auto exchange = CreateGradientExchange(MakeSync(method, extra),
+                                             std::make_shared<LocalCommunicator>());
+      exchange->set_gpu_mode(gpu);
+      exchange->TakeOverMomentum(0.5f);
+      return exchange;
+    };
+    auto cpu = make(false);
+    auto gpu = make(true);
     vector<std::unique_ptr<Blob>> cpu_blobs, gpu_blobs;
     vector<Blob*> cpu_params, gpu_params;
     for (int64_t n : {5000, 3000, 40, 700}) {
@@ -414,29 +436,39 @@ TEST(GpuIwpSelectionTest, IwpStepInGpuModeEqualsCpuMode) {
       cpu_params.push_back(cpu_blobs.back().get());
       gpu_params.push_back(gpu_blobs.back().get());
     }
-    for (int step = 0; step < 5; ++step) {
+    for (int step = 0; step < steps; ++step) {
+      if (step == restore_at) {
+        // Resume: a fresh GPU-mode exchange continues from the saved state.
+        const std::string state = gpu->SaveState();
+        gpu = make(true);
+        gpu->RestoreState(state);
+      }
       std::mt19937_64 rng(step);
-      std::normal_distribution<float> normal(0.f, 1.f);
+      std::uniform_int_distribution<int> eighths(-24, 24);
       for (size_t b = 0; b < cpu_params.size(); ++b) {
         float* g_cpu = cpu_params[b]->mutable_cpu_diff();
         float* g_gpu = gpu_params[b]->mutable_cpu_diff();
         for (int64_t i = 0; i < cpu_params[b]->count(); ++i) {
-          g_cpu[i] = g_gpu[i] = normal(rng) * (i % 17 == 0 ? 5.f : 1.f);
+          g_cpu[i] = g_gpu[i] = eighths(rng) / 8.f * (i % 17 == 0 ? 4.f : 1.f);
         }
-        // The GPU-mode weights live on the device, as in a GPU-mode solver.
+        // As in a GPU-mode solver: weights and gradients on the device.
         gpu_params[b]->gpu_data();
+        gpu_params[b]->gpu_diff();
       }
       cpu->Exchange(step, cpu_params);
       gpu->Exchange(step, gpu_params);
       auto* cpu_residual = dynamic_cast<ResidualExchange*>(cpu.get());
       auto* gpu_residual = dynamic_cast<ResidualExchange*>(gpu.get());
+      ASSERT_TRUE(cpu_residual != nullptr && gpu_residual != nullptr);
       for (size_t b = 0; b < cpu_params.size(); ++b) {
         const int64_t n = cpu_params[b]->count();
         const vector<float> expected(cpu_params[b]->cpu_diff(), cpu_params[b]->cpu_diff() + n);
         const vector<float> actual(gpu_params[b]->cpu_diff(), gpu_params[b]->cpu_diff() + n);
-        EXPECT_EQ(actual, expected) << method << " " << extra << " step " << step << " blob " << b;
+        EXPECT_EQ(actual, expected) << what << " step " << step << " blob " << b << " diff";
         EXPECT_EQ(gpu_residual->residual(b), cpu_residual->residual(b))
-            << method << " " << extra << " step " << step << " blob " << b;
+            << what << " step " << step << " blob " << b << " residual";
+        EXPECT_EQ(gpu_residual->velocity(b), cpu_residual->velocity(b))
+            << what << " step " << step << " blob " << b << " velocity";
       }
     }
   }
