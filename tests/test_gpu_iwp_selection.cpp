@@ -1,8 +1,9 @@
 // The device selection kernels of the sparse exchanges (device_selection.hpp) and the
 // GPU selector IwpExchange uses in GPU mode, against the CPU code as the reference:
 // the same index sets (exact top-k with its tie rule, threshold selection), the same
-// thresholds and sums, a gather/scatter/clear round trip, clip-and-accumulate, and a
-// whole IWP step in GPU mode against CPU mode. Every test skips without a GPU.
+// thresholds and sums, a gather/scatter/clear round trip, clip-and-accumulate, and
+// whole steps of every sparse method in GPU mode (device residuals) against CPU mode.
+// Every test skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
