@@ -14,10 +14,12 @@
 #ifndef CAFFE_SYNC_IWP_EXCHANGE_HPP_
 #define CAFFE_SYNC_IWP_EXCHANGE_HPP_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "caffe/sync/residual_exchange.hpp"
+#include "caffe/sync/selection_kernels.hpp"
 
 namespace caffe {
 
@@ -37,6 +39,8 @@ class IwpExchange : public ResidualExchange {
 
  protected:
   int64_t ExchangeSparse(int iter, const vector<Blob*>& params, float density) override;
+  // Selection through Kernels(), values through ReduceSelected: works on device residuals.
+  bool SupportsDeviceResiduals() const override { return true; }
 
  private:
   struct BlobChoice {
@@ -45,11 +49,14 @@ class IwpExchange : public ResidualExchange {
     float vmr = 0;
   };
   // The leader's work: importance, budget, threshold and index set for `mine` blobs.
+  // The algorithm; the primitives it calls run on the CPU or the GPU (Kernels()).
   void ChooseIndices(int iter, const vector<Blob*>& params, float density,
                      const vector<bool>& mine, vector<BlobChoice>* choices);
-  void ComputeImportance(const Blob& param, size_t b, vector<float>* importance) const;
+  // The device kernels when the residuals live on the device (GPU mode with a
+  // device), else the host ones.
+  SelectionKernels& Kernels();
 
-  vector<vector<float>> importance_;  // scratch per blob
+  std::unique_ptr<SelectionKernels> host_kernels_, device_kernels_;
 };
 
 }  // namespace caffe

@@ -15,6 +15,8 @@ class RandomkExchange : public ResidualExchange {
 
  protected:
   int64_t ExchangeSparse(int iter, const vector<Blob*>& params, float density) override;
+  // Only ReduceSelected touches the residuals: works on device residuals.
+  bool SupportsDeviceResiduals() const override { return true; }
 };
 
 }  // namespace caffe

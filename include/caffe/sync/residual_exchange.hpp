@@ -6,13 +6,24 @@
 // Nothing is lost, only delayed: N * (sum of applied gradients) + (sum of all ranks'
 // residuals) = sum of all local gradients. During warm-up (and at density 1) every
 // element is sent, which is the dense exchange.
+//
+// In GPU mode (CUDA builds with a device; all four sparse methods support it) v and u
+// live on the device and the whole step runs there: clip-and-accumulate, selection,
+// gather, the values' all-reduce (NCCL when built in, else through host memory and
+// the communicator), scatter and clearing (residual_exchange_device.cpp). The host
+// vectors are then a mirror, brought up to date when read (residual(), SaveState).
 #ifndef CAFFE_SYNC_RESIDUAL_EXCHANGE_HPP_
 #define CAFFE_SYNC_RESIDUAL_EXCHANGE_HPP_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "caffe/sync/gradient_exchange.hpp"
+#ifdef USE_CUDA
+#include "caffe/sync/device_selection.hpp"
+#include "caffe/util/device_buffer.hpp"
+#endif
 
 namespace caffe {
 
@@ -29,8 +40,14 @@ class ResidualExchange : public GradientExchange {
   void RestoreState(const std::string& state) override;
 
   // For tests of the conservation invariant.
-  const vector<float>& residual(size_t blob) const { return residual_[blob]; }
-  const vector<float>& velocity(size_t blob) const { return velocity_[blob]; }
+  const vector<float>& residual(size_t blob) const {
+    SyncHostMirror();
+    return residual_[blob];
+  }
+  const vector<float>& velocity(size_t blob) const {
+    SyncHostMirror();
+    return velocity_[blob];
+  }
 
  protected:
   // A blob's selection for this step: every element, or these sorted indices.
@@ -56,8 +73,29 @@ class ResidualExchange : public GradientExchange {
   void ClearSent(size_t b, const vector<int32_t>& indices);
   bool IsDenseBlob(const Blob& blob) const { return blob.count() < param_.min_layer_size(); }
 
-  vector<vector<float>> residual_;  // v
-  vector<vector<float>> velocity_;  // u (momentum correction only)
+  // Whether this method's ExchangeSparse works on device residuals (it then uses only
+  // ReduceSelected and ResidualData, or device code of its own).
+  virtual bool SupportsDeviceResiduals() const { return false; }
+  // True once the residuals live on the device (decided at the first step).
+  bool on_device() const { return on_device_; }
+  // Blob b's v where the step works on it: device memory when on_device(), else host.
+  const float* ResidualData(size_t b) const;
+#ifdef USE_CUDA
+  // Device v and u (null without momentum correction) of blob b for methods that
+  // change them themselves (on_device() only); the host mirror is then behind.
+  float* MutableDeviceResidual(size_t b);
+  float* MutableDeviceVelocity(size_t b);
+  // Sums `count` device floats over all ranks in place.
+  void AllReduceOnDevice(float* values, int64_t count);
+  // Every rank's `bytes` device bytes, concatenated in rank order into `out`.
+  void AllGatherOnDevice(const void* in, int64_t bytes, void* out);
+  DeviceSelectionWorkspace* device_workspace() { return &device_workspace_; }
+#endif
+
+  // Host copies in CPU mode; in GPU mode a mirror of the device state (mutable: the
+  // const accessors refresh it).
+  mutable vector<vector<float>> residual_;  // v
+  mutable vector<vector<float>> velocity_;  // u (momentum correction only)
   float momentum_ = 0;
   bool momentum_correction_ = false;
   vector<float> values_;  // scratch: gathered values for the all-reduce
@@ -65,6 +103,35 @@ class ResidualExchange : public GradientExchange {
  private:
   void EnsureState(const vector<Blob*>& params);
   void ClipAndAccumulate(const vector<Blob*>& params);
+  // clip_norm / sqrt(N), or 0 when clipping is off.
+  float LocalClipNorm() const;
+  // Downloads the device state into the host vectors when they are behind.
+  void SyncHostMirror() const;
+
+  bool on_device_ = false;
+  bool state_decided_ = false;
+  // GPU mode: the host vectors hold newer state than the device (restored), or older.
+  bool device_behind_ = false;
+  mutable bool host_behind_ = false;
+
+#ifdef USE_CUDA
+  // residual_exchange_device.cpp: the device counterparts of the steps above.
+  void UploadState();
+  void ClipAndAccumulateOnDevice(const vector<Blob*>& params);
+  int64_t ReduceSelectedOnDevice(const vector<Blob*>& params, const vector<Selection>& selections);
+  // The communicator that takes device buffers (NCCL), or null: then collectives on
+  // device data go through host memory and comm_.
+  Communicator* DeviceCommunicator();
+  // Adds what the device communicator sent since `before` to comm_'s counters.
+  void RecordDeviceBytes(const char* op, int64_t before);
+
+  vector<DeviceBuffer> device_residual_, device_velocity_;
+  DeviceBuffer device_values_, device_indices_;
+  DeviceSelectionWorkspace device_workspace_;
+  // NCCL for the values when built in and several ranks run (null otherwise).
+  std::shared_ptr<Communicator> device_comm_;
+  bool device_comm_checked_ = false;
+#endif
 };
 
 }  // namespace caffe

@@ -17,8 +17,18 @@ class TopkAllgatherExchange : public ResidualExchange {
 
  protected:
   int64_t ExchangeSparse(int iter, const vector<Blob*>& params, float density) override;
+  bool SupportsDeviceResiduals() const override { return true; }
 
  private:
+#ifdef USE_CUDA
+  // The same step on device residuals (topk_allgather_exchange_device.cpp).
+  int64_t ExchangeSparseOnDevice(int iter, const vector<Blob*>& params, float density);
+  DeviceBuffer magnitude_, chosen_, device_send_, device_receive_;
+#endif
+  // k per sparse blob (0 for the dense ones) and their sum, the same on every rank.
+  vector<int64_t> BlockSizes(const vector<Blob*>& params, float density, int64_t* total) const;
+  void RecordBlobs(const vector<Blob*>& params, const vector<int64_t>& k);
+
   vector<char> send_, receive_;
 };
 

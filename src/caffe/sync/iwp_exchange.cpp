@@ -4,12 +4,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <numeric>
-#include <random>
 
 #include "caffe/sync/index_codec.hpp"
 #include "caffe/sync/shared_random.hpp"
-#include "caffe/util/parallel_for.hpp"
 
 namespace caffe {
 
@@ -17,28 +16,6 @@ namespace {
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// Variance-to-mean ratio of a blob's importances (0 for an all-zero blob).
-float VarianceToMean(const vector<float>& x) {
-  if (x.empty()) return 0.f;
-  double sum = 0, sumsq = 0;
-  for (float v : x) {
-    sum += v;
-    sumsq += double(v) * v;
-  }
-  const double mean = sum / x.size();
-  if (mean <= 0) return 0.f;
-  const double var = std::max(0.0, sumsq / x.size() - mean * mean);
-  return static_cast<float>(var / mean);
-}
-
-// The k-th largest value of x (k >= 1), by selection on a copy.
-float KthLargest(const vector<float>& x, int64_t k, vector<float>* scratch) {
-  scratch->assign(x.begin(), x.end());
-  auto nth = scratch->begin() + (k - 1);
-  std::nth_element(scratch->begin(), nth, scratch->end(), std::greater<float>());
-  return *nth;
 }
 
 // Salt that separates the random extras' stream from the leader's.
@@ -162,28 +139,25 @@ vector<int32_t> IwpExchange::SelectTopK(const float* importance, int64_t n, int6
   return out;
 }
 
-void IwpExchange::ComputeImportance(const Blob& param, size_t b, vector<float>* importance) const {
-  const int64_t n = param.count();
-  const float* w = param.cpu_data();
-  const float* v = residual_[b].data();
-  const float eps = param_.epsilon();
-  importance->resize(n);
-  float* out = importance->data();
-  ParallelFor(n, [=](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) out[i] = std::fabs(v[i]) / (std::fabs(w[i]) + eps);
-  });
+SelectionKernels& IwpExchange::Kernels() {
+  // The kernels go where the residuals are (on the device in GPU mode with a device).
+  if (on_device()) {
+    if (!device_kernels_) device_kernels_ = CreateDeviceSelectionKernels();
+    CHECK(device_kernels_ != nullptr) << "device residuals without device kernels";
+    return *device_kernels_;
+  }
+  if (!host_kernels_) host_kernels_ = std::make_unique<HostSelectionKernels>();
+  return *host_kernels_;
 }
 
 void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, float density,
                                 const vector<bool>& mine, vector<BlobChoice>* choices) {
   const size_t m = params.size();
   const bool fixed = param_.method() == SyncParameter::FIXED_THRESHOLD;
-  importance_.resize(m);
   // Importance and its VMR for every sparse blob: the budget split needs them all,
   // even where another rank leads.
   vector<size_t> sparse;
   vector<int64_t> sizes;
-  vector<double> vmrs;
   bool lead_some = false, lead_all = true;
   for (size_t b = 0; b < m; ++b) {
     if (IsDenseBlob(*params[b])) continue;
@@ -194,12 +168,20 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, float den
   for (size_t b = 0; b < m; ++b) {
     if (IsDenseBlob(*params[b])) continue;
     if (!mine[b] && !need_all) continue;
-    ComputeImportance(*params[b], b, &importance_[b]);
     sparse.push_back(b);
     sizes.push_back(params[b]->count());
-    vmrs.push_back(VarianceToMean(importance_[b]));
   }
-  vector<float> scratch;
+  // From here on blob j of `sparse` is j to the kernels.
+  SelectionKernels& kernels = Kernels();
+  vector<const float*> residuals(m, nullptr);
+  for (size_t b : sparse) residuals[b] = ResidualData(b);
+  kernels.ComputeImportance(params, sparse, residuals, param_.epsilon());
+  vector<double> vmrs;
+  for (size_t j = 0; j < sparse.size(); ++j) {
+    double sum = 0, sum_squares = 0;
+    kernels.Sums(j, &sum, &sum_squares);
+    vmrs.push_back(VarianceToMean(sum, sum_squares, sizes[j]));
+  }
   if (fixed) {
     for (size_t j = 0; j < sparse.size(); ++j) {
       const size_t b = sparse[j];
@@ -207,10 +189,7 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, float den
       BlobChoice& c = (*choices)[b];
       c.threshold = param_.fixed_threshold();
       c.vmr = static_cast<float>(vmrs[j]);
-      const vector<float>& imp = importance_[b];
-      for (int64_t i = 0; i < static_cast<int64_t>(imp.size()); ++i) {
-        if (imp[i] >= c.threshold) c.indices.push_back(static_cast<int32_t>(i));
-      }
+      c.indices = kernels.SelectAtLeast(j, c.threshold);
     }
     return;
   }
@@ -220,20 +199,15 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, float den
 
   if (!param_.layer_wise()) {
     // One threshold for all sparse blobs: the budget-th largest importance overall.
-    vector<float> all;
-    all.reserve(total);
-    for (size_t b : sparse) all.insert(all.end(), importance_[b].begin(), importance_[b].end());
     float threshold;
     if (param_.threshold_mode() == SyncParameter::SAMPLED) {
-      std::mt19937_64 rng(SharedHash(param_.seed(), iter, -1, 0x5a3b1eull));
       const int64_t samples = std::max<int64_t>(1, static_cast<int64_t>(param_.sample_fraction() * total));
-      vector<float> sample(samples);
-      std::uniform_int_distribution<int64_t> pick(0, total - 1);
-      for (float& s : sample) s = all[pick(rng)];
+      const vector<int64_t> positions =
+          SamplePositions(SharedHash(param_.seed(), iter, -1, 0x5a3b1eull), total, samples);
       const int64_t k_sample = std::max<int64_t>(1, static_cast<int64_t>(std::llround(double(budget) / total * samples)));
-      threshold = KthLargest(sample, std::min(k_sample, samples), &scratch);
+      threshold = kernels.KthLargestAt(kernels.All(), positions, std::min(k_sample, samples));
     } else {
-      threshold = KthLargest(all, std::min(budget, total), &scratch);
+      threshold = kernels.KthLargest(kernels.All(), std::min(budget, total));
     }
     for (size_t j = 0; j < sparse.size(); ++j) {
       const size_t b = sparse[j];
@@ -241,10 +215,7 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, float den
       BlobChoice& c = (*choices)[b];
       c.threshold = threshold;
       c.vmr = static_cast<float>(vmrs[j]);
-      const vector<float>& imp = importance_[b];
-      for (int64_t i = 0; i < static_cast<int64_t>(imp.size()); ++i) {
-        if (imp[i] >= threshold) c.indices.push_back(static_cast<int32_t>(i));
-      }
+      c.indices = kernels.SelectAtLeast(j, threshold);
     }
     return;
   }
@@ -255,25 +226,17 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, float den
     if (!mine[b]) continue;
     BlobChoice& c = (*choices)[b];
     c.vmr = static_cast<float>(vmrs[j]);
-    const vector<float>& imp = importance_[b];
-    const int64_t n = static_cast<int64_t>(imp.size());
+    const int64_t n = sizes[j];
     if (param_.threshold_mode() == SyncParameter::SAMPLED) {
       // Estimate the (1 - k/n) quantile from a sample instead of selecting over all n.
-      std::mt19937_64 rng(SharedHash(param_.seed(), iter, static_cast<int64_t>(b), 0x5a3b1eull));
       const int64_t samples = std::max<int64_t>(1, static_cast<int64_t>(param_.sample_fraction() * n));
-      vector<float> sample(samples);
-      std::uniform_int_distribution<int64_t> pick(0, n - 1);
-      for (float& s : sample) s = imp[pick(rng)];
+      const vector<int64_t> positions =
+          SamplePositions(SharedHash(param_.seed(), iter, static_cast<int64_t>(b), 0x5a3b1eull), n, samples);
       const int64_t k_sample = std::max<int64_t>(1, static_cast<int64_t>(std::llround(double(k[j]) / n * samples)));
-      c.threshold = KthLargest(sample, std::min(k_sample, samples), &scratch);
-      for (int64_t i = 0; i < n; ++i) {
-        if (imp[i] >= c.threshold) c.indices.push_back(static_cast<int32_t>(i));
-      }
+      c.threshold = kernels.KthLargestAt(kernels.Span(j), positions, std::min(k_sample, samples));
+      c.indices = kernels.SelectAtLeast(j, c.threshold);
     } else {
-      c.indices = SelectTopK(imp.data(), n, k[j]);
-      float threshold = std::numeric_limits<float>::max();
-      for (int32_t i : c.indices) threshold = std::min(threshold, imp[i]);
-      c.threshold = c.indices.empty() ? 0.f : threshold;
+      c.indices = kernels.SelectTopK(j, k[j], &c.threshold);
     }
   }
 }

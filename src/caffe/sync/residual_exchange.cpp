@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "caffe/util/device_alternate.hpp"
 #include "caffe/util/math_functions.hpp"
 #include "caffe/util/parallel_for.hpp"
 
@@ -32,6 +33,14 @@ float ResidualExchange::DensityAt(int iter) const {
 }
 
 void ResidualExchange::EnsureState(const vector<Blob*>& params) {
+  if (!state_decided_) {
+    // The solver sets GPU mode before the first step; from then on the state stays
+    // on one side.
+#ifdef USE_CUDA
+    on_device_ = gpu_mode_ && SupportsDeviceResiduals() && HasCudaDevice();
+#endif
+    state_decided_ = true;
+  }
   if (!residual_.empty()) {
     // Restored state (or a previous step) must describe exactly these blobs.
     CAFFE_REQUIRE(residual_.size() == params.size())
@@ -41,18 +50,50 @@ void ResidualExchange::EnsureState(const vector<Blob*>& params) {
           << "sync state blob " << b << " holds " << residual_[b].size() << " values, the net's has "
           << params[b]->count();
     }
-    return;
+  } else {
+    for (Blob* p : params) {
+      residual_.emplace_back(p->count(), 0.f);
+      velocity_.emplace_back(momentum_correction_ ? p->count() : 0, 0.f);
+    }
   }
-  for (Blob* p : params) {
-    residual_.emplace_back(p->count(), 0.f);
-    velocity_.emplace_back(momentum_correction_ ? p->count() : 0, 0.f);
+#ifdef USE_CUDA
+  if (on_device_ && (device_behind_ || device_residual_.size() != residual_.size())) UploadState();
+#endif
+}
+
+float ResidualExchange::LocalClipNorm() const {
+  return param_.clip_norm() > 0 ? param_.clip_norm() / std::sqrt(static_cast<float>(comm_->size()))
+                                : 0.f;
+}
+
+const float* ResidualExchange::ResidualData(size_t b) const {
+#ifdef USE_CUDA
+  if (on_device_) return device_residual_[b].as<float>();
+#endif
+  return residual_[b].data();
+}
+
+void ResidualExchange::SyncHostMirror() const {
+#ifdef USE_CUDA
+  if (!host_behind_) return;
+  for (size_t b = 0; b < residual_.size(); ++b) {
+    device_residual_[b].Download(residual_[b].data(), residual_[b].size() * sizeof(float));
+    if (!velocity_[b].empty()) {
+      device_velocity_[b].Download(velocity_[b].data(), velocity_[b].size() * sizeof(float));
+    }
   }
+  host_behind_ = false;
+#endif
 }
 
 void ResidualExchange::ClipAndAccumulate(const vector<Blob*>& params) {
-  const float clip = param_.clip_norm() > 0
-                         ? param_.clip_norm() / std::sqrt(static_cast<float>(comm_->size()))
-                         : 0.f;
+#ifdef USE_CUDA
+  if (on_device_) {
+    ClipAndAccumulateOnDevice(params);
+    return;
+  }
+#endif
+  const float clip = LocalClipNorm();
   for (size_t b = 0; b < params.size(); ++b) {
     Blob* p = params[b];
     const int64_t n = p->count();
@@ -132,6 +173,7 @@ float ResidualExchange::SparseDensity(const vector<Blob*>& params, float density
 }
 
 void ResidualExchange::ClearSent(size_t b, const vector<int32_t>& indices) {
+  CHECK(!on_device_) << "ClearSent works on host residuals";
   float* v = residual_[b].data();
   float* u = momentum_correction_ ? velocity_[b].data() : nullptr;
   const int32_t* index = indices.data();
@@ -146,6 +188,9 @@ void ResidualExchange::ClearSent(size_t b, const vector<int32_t>& indices) {
 
 int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
                                          const vector<Selection>& selections) {
+#ifdef USE_CUDA
+  if (on_device_) return ReduceSelectedOnDevice(params, selections);
+#endif
   auto start = std::chrono::steady_clock::now();
   int64_t total = 0;
   for (size_t b = 0; b < params.size(); ++b) {
@@ -209,6 +254,7 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
 }
 
 std::string ResidualExchange::SaveState() const {
+  SyncHostMirror();
   std::string out;
   auto put = [&out](const void* data, size_t bytes) {
     out.append(static_cast<const char*>(data), bytes);
@@ -260,6 +306,9 @@ void ResidualExchange::RestoreState(const std::string& state) {
     }
   }
   CAFFE_REQUIRE(pos == state.size()) << "sync state has trailing bytes";
+  // In GPU mode the next step uploads what was restored.
+  device_behind_ = true;
+  host_behind_ = false;
 }
 
 }  // namespace caffe

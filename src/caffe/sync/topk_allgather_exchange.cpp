@@ -14,14 +14,42 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 }
 }  // namespace
 
+vector<int64_t> TopkAllgatherExchange::BlockSizes(const vector<Blob*>& params, float density,
+                                                  int64_t* total) const {
+  // k per blob depends only on sizes and density, so every rank knows every block's
+  // size and a fixed-size all-gather suffices.
+  vector<int64_t> k(params.size(), 0);
+  *total = 0;
+  for (size_t b = 0; b < params.size(); ++b) {
+    if (IsDenseBlob(*params[b])) continue;
+    k[b] = std::max<int64_t>(1, static_cast<int64_t>(std::llround(density * params[b]->count())));
+    *total += k[b];
+  }
+  return k;
+}
+
+void TopkAllgatherExchange::RecordBlobs(const vector<Blob*>& params, const vector<int64_t>& k) {
+  for (size_t b = 0; b < params.size(); ++b) {
+    const bool dense = IsDenseBlob(*params[b]);
+    BlobSelection s;
+    s.name = b < param_names_.size() ? param_names_[b] : std::to_string(b);
+    s.elements = params[b]->count();
+    s.sent = dense ? s.elements : k[b];
+    s.leader = -1;
+    s.index_bytes = dense ? 0 : 4 * k[b];
+    stats_.AddBlob(s);
+  }
+}
+
 int64_t TopkAllgatherExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float density) {
+#ifdef USE_CUDA
+  if (on_device()) return ExchangeSparseOnDevice(iter, params, density);
+#endif
   const size_t m = params.size();
   const int n_ranks = comm_->size();
   auto start = std::chrono::steady_clock::now();
-  // k per blob depends only on sizes and density, so every rank knows every block's
-  // size and a fixed-size all-gather suffices.
-  vector<int64_t> k(m, 0);
   int64_t k_total = 0;
+  const vector<int64_t> k = BlockSizes(params, density, &k_total);
   vector<Selection> dense(m);
   vector<vector<int32_t>> chosen(m);
   vector<float> magnitude;
@@ -31,8 +59,6 @@ int64_t TopkAllgatherExchange::ExchangeSparse(int iter, const vector<Blob*>& par
       continue;
     }
     const int64_t n = params[b]->count();
-    k[b] = std::max<int64_t>(1, static_cast<int64_t>(std::llround(density * n)));
-    k_total += k[b];
     magnitude.resize(n);
     const float* v = residual_[b].data();
     for (int64_t i = 0; i < n; ++i) magnitude[i] = std::fabs(v[i]);
@@ -85,15 +111,7 @@ int64_t TopkAllgatherExchange::ExchangeSparse(int iter, const vector<Blob*>& par
   }
   stats_.AddTime(ExchangeStats::SCATTER, SecondsSince(start));
 
-  for (size_t b = 0; b < m; ++b) {
-    BlobSelection s;
-    s.name = b < param_names_.size() ? param_names_[b] : std::to_string(b);
-    s.elements = params[b]->count();
-    s.sent = dense[b].all ? s.elements : k[b];
-    s.leader = -1;
-    s.index_bytes = dense[b].all ? 0 : 4 * k[b];
-    stats_.AddBlob(s);
-  }
+  RecordBlobs(params, k);
   (void)iter;
   return k_total + dense_sent;
 }

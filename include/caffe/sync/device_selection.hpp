@@ -1,0 +1,86 @@
+// The selection steps of the sparse gradient exchanges (docs/iwp.md steps 2-5, 8-9)
+// as device kernels, built on CUB: importance, its sums for the variance-to-mean
+// ratio, k-th largest value, exact top-k, threshold compaction, gather, scatter,
+// clearing what was sent, and clip-and-accumulate. Each computes exactly what the
+// CPU code of the exchanges computes (IwpExchange::SelectTopK, ResidualExchange::
+// ClipAndAccumulate ...), which stays the reference; SelectionKernels
+// (selection_kernels.hpp) is where the two meet.
+//
+// Every pointer argument is a device pointer on the current device unless its
+// comment says otherwise. Work is queued on the legacy default stream, where the
+// layers run; functions that hand back a host value (a count, a threshold, sums)
+// wait for it. No CUDA header is included here, so plain C++ (tests, the exchanges)
+// can call these. CUDA builds only.
+#ifndef CAFFE_SYNC_DEVICE_SELECTION_HPP_
+#define CAFFE_SYNC_DEVICE_SELECTION_HPP_
+
+#ifdef USE_CUDA
+
+#include <cstdint>
+#include <vector>
+
+#include "caffe/util/device_buffer.hpp"
+
+namespace caffe {
+
+// Scratch reused across calls (grows to the largest blob seen, never shrinks): CUB's
+// temporary storage, sort outputs, index lists and the scalars CUB writes.
+struct DeviceSelectionWorkspace {
+  DeviceBuffer cub_temp;
+  DeviceBuffer sorted_keys;
+  DeviceBuffer order_in, order_out;
+  DeviceBuffer positions;
+  DeviceBuffer scalars;
+};
+
+// importance[i] = |v[i]| / (|w[i]| + epsilon), as IwpExchange computes it.
+void DeviceImportance(const float* v, const float* w, int64_t n, float epsilon, float* importance);
+// out[i] = |x[i]| (TOPK_ALLGATHER ranks by plain magnitude).
+void DeviceAbs(const float* x, int64_t n, float* out);
+
+// Sum and sum of squares of x, accumulated in double (the CPU does the same) by a
+// CUB reduction, which gives the same bits on every run on the same device.
+void DeviceSumAndSquares(const float* x, int64_t n, double* sum, double* sum_squares,
+                         DeviceSelectionWorkspace* workspace);
+
+// The k-th largest value of x (1 <= k <= n).
+float DeviceKthLargest(const float* x, int64_t n, int64_t k, DeviceSelectionWorkspace* workspace);
+// The k-th largest of x[positions[0]], x[positions[1]], ... (positions in host
+// memory, repeats allowed: the sampled threshold mode draws with replacement).
+float DeviceKthLargestAt(const float* x, const std::vector<int64_t>& positions, int64_t k,
+                         DeviceSelectionWorkspace* workspace);
+
+// The indices of the k largest importances, ties broken by lower index first, sorted
+// ascending: the set IwpExchange::SelectTopK picks. Writes min(k, n) indices (none
+// for k <= 0) to `indices` and returns how many; *kth_value (host) gets the smallest
+// selected importance (0 when none is selected).
+int64_t DeviceSelectTopK(const float* importance, int64_t n, int64_t k, int32_t* indices,
+                         float* kth_value, DeviceSelectionWorkspace* workspace);
+// Every index i with importance[i] >= threshold, ascending; `indices` must hold n.
+// Returns how many.
+int64_t DeviceSelectAtLeast(const float* importance, int64_t n, float threshold, int32_t* indices,
+                            DeviceSelectionWorkspace* workspace);
+
+// values[j] = source[indices[j]].
+void DeviceGather(const float* source, const int32_t* indices, int64_t count, float* values);
+// target[indices[j]] = values[j] * scale. Indices must be distinct.
+void DeviceScatter(const float* values, const int32_t* indices, int64_t count, float scale,
+                   float* target);
+// target[indices[j]] += values[j] * scale. Indices must be distinct within one call
+// (one rank's block); blocks from several ranks go in separate calls, in rank order,
+// so the sums come out in the same order as on the CPU.
+void DeviceScatterAdd(const float* values, const int32_t* indices, int64_t count, float scale,
+                      float* target);
+// v[indices[j]] = 0, and u[indices[j]] = 0 where u is not null (momentum masking).
+void DeviceClearAt(const int32_t* indices, int64_t count, float* v, float* u);
+
+// ResidualExchange's first two steps for one blob: when clip > 0 and the L2 norm of
+// the gradient g exceeds clip, g is scaled to norm clip (in place, as on the CPU);
+// then v += g, or with momentum correction (u not null) u = momentum * u + g; v += u.
+void DeviceClipAndAccumulate(float* g, int64_t n, float clip, float momentum, float* v, float* u,
+                             DeviceSelectionWorkspace* workspace);
+
+}  // namespace caffe
+
+#endif  // USE_CUDA
+#endif  // CAFFE_SYNC_DEVICE_SELECTION_HPP_

@@ -1,0 +1,287 @@
+// Device kernels of the sparse exchanges' selection (see device_selection.hpp). The
+// orderings and tie rules are those of the CPU code; comments say why each CUB call
+// reproduces them.
+#include "caffe/sync/device_selection.hpp"
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "caffe/util/device_alternate.hpp"
+
+namespace caffe {
+
+namespace {
+
+// Grid-stride loops: a bounded grid covers any size.
+int GridFor(int64_t n) {
+  return static_cast<int>(std::min<long long>(std::max<long long>(CudaBlocks(n), 1), 4096));
+}
+
+#define CAFFE_GRID_STRIDE_LOOP(i, n)                                            \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; \
+       i < (n); i += static_cast<int64_t>(blockDim.x) * gridDim.x)
+
+// CUB's two-phase calls: the first asks how much temporary storage the second needs.
+template <typename CubCall>
+void RunCub(DeviceBuffer* temp, CubCall call) {
+  size_t bytes = 0;
+  CUDA_CHECK(call(nullptr, bytes));
+  temp->Reserve(std::max<size_t>(bytes, 1));
+  CUDA_CHECK(call(temp->data(), bytes));
+  CUDA_CHECK(cudaPeekAtLastError());
+}
+
+template <typename T>
+T ReadBack(const T* device_value) {
+  T host;
+  CUDA_CHECK(cudaMemcpy(&host, device_value, sizeof(T), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+// Bits needed for values in [0, n): sorting indices looks at no more than these.
+int IndexBits(int64_t n) {
+  int bits = 1;
+  while (bits < 31 && (int64_t{1} << bits) < n) ++bits;
+  return bits;
+}
+
+__global__ void ImportanceKernel(const float* v, const float* w, int64_t n, float epsilon,
+                                 float* importance) {
+  CAFFE_GRID_STRIDE_LOOP(i, n) { importance[i] = fabsf(v[i]) / (fabsf(w[i]) + epsilon); }
+}
+
+__global__ void AbsKernel(const float* x, int64_t n, float* out) {
+  CAFFE_GRID_STRIDE_LOOP(i, n) { out[i] = fabsf(x[i]); }
+}
+
+__global__ void IotaKernel(int64_t n, int32_t* out) {
+  CAFFE_GRID_STRIDE_LOOP(i, n) { out[i] = static_cast<int32_t>(i); }
+}
+
+__global__ void GatherAtKernel(const float* source, const int64_t* positions, int64_t count,
+                               float* values) {
+  CAFFE_GRID_STRIDE_LOOP(j, count) { values[j] = source[positions[j]]; }
+}
+
+__global__ void GatherKernel(const float* source, const int32_t* indices, int64_t count,
+                             float* values) {
+  CAFFE_GRID_STRIDE_LOOP(j, count) { values[j] = source[indices[j]]; }
+}
+
+__global__ void ScatterKernel(const float* values, const int32_t* indices, int64_t count,
+                              float scale, float* target) {
+  CAFFE_GRID_STRIDE_LOOP(j, count) { target[indices[j]] = values[j] * scale; }
+}
+
+__global__ void ScatterAddKernel(const float* values, const int32_t* indices, int64_t count,
+                                 float scale, float* target) {
+  // Distinct indices within one call: no two threads touch the same element, so no
+  // atomics and no order dependence.
+  CAFFE_GRID_STRIDE_LOOP(j, count) { target[indices[j]] += values[j] * scale; }
+}
+
+__global__ void ClearAtKernel(const int32_t* indices, int64_t count, float* v, float* u) {
+  CAFFE_GRID_STRIDE_LOOP(j, count) {
+    v[indices[j]] = 0.f;
+    if (u != nullptr) u[indices[j]] = 0.f;
+  }
+}
+
+__global__ void ScaleAndAccumulateKernel(float* g, int64_t n, float scale, float momentum, float* v,
+                                         float* u) {
+  CAFFE_GRID_STRIDE_LOOP(i, n) {
+    // scale is exactly 1 when nothing is clipped, and g * 1 == g bit for bit.
+    const float gi = g[i] * scale;
+    g[i] = gi;
+    if (u != nullptr) {
+      const float ui = momentum * u[i] + gi;
+      u[i] = ui;
+      v[i] += ui;
+    } else {
+      v[i] += gi;
+    }
+  }
+}
+
+struct SumAndSquares {
+  double sum;
+  double squares;
+};
+
+struct ToSumAndSquares {
+  __host__ __device__ SumAndSquares operator()(float x) const {
+    const double d = x;
+    return {d, d * d};
+  }
+};
+
+struct AddSumAndSquares {
+  __host__ __device__ SumAndSquares operator()(const SumAndSquares& a, const SumAndSquares& b) const {
+    return {a.sum + b.sum, a.squares + b.squares};
+  }
+};
+
+struct AtLeastThreshold {
+  const float* importance;
+  float threshold;
+  __host__ __device__ bool operator()(int32_t i) const { return importance[i] >= threshold; }
+};
+
+// Sorts x descending into workspace->sorted_keys and returns its (k-1)-th element.
+float SortedDescendingAt(const float* x, int64_t n, int64_t k, DeviceSelectionWorkspace* ws) {
+  ws->sorted_keys.Reserve(n * sizeof(float));
+  float* sorted = ws->sorted_keys.as<float>();
+  RunCub(&ws->cub_temp, [&](void* storage, size_t& bytes) {
+    return cub::DeviceRadixSort::SortKeysDescending(storage, bytes, x, sorted, n);
+  });
+  return ReadBack(sorted + (k - 1));
+}
+
+}  // namespace
+
+void DeviceImportance(const float* v, const float* w, int64_t n, float epsilon, float* importance) {
+  if (n <= 0) return;
+  ImportanceKernel<<<GridFor(n), kCudaThreads>>>(v, w, n, epsilon, importance);
+  CUDA_CHECK(cudaPeekAtLastError());
+}
+
+void DeviceAbs(const float* x, int64_t n, float* out) {
+  if (n <= 0) return;
+  AbsKernel<<<GridFor(n), kCudaThreads>>>(x, n, out);
+  CUDA_CHECK(cudaPeekAtLastError());
+}
+
+void DeviceSumAndSquares(const float* x, int64_t n, double* sum, double* sum_squares,
+                         DeviceSelectionWorkspace* ws) {
+  *sum = 0;
+  *sum_squares = 0;
+  if (n <= 0) return;
+  ws->scalars.Reserve(sizeof(SumAndSquares));
+  SumAndSquares* out = ws->scalars.as<SumAndSquares>();
+  // A tree reduction in double: the order differs from the CPU's running sum, but in
+  // double the difference stays far below float resolution of the VMR computed from
+  // it; CUB's reduction has no atomics, so every run gives the same bits.
+  RunCub(&ws->cub_temp, [&](void* storage, size_t& bytes) {
+    return cub::DeviceReduce::TransformReduce(storage, bytes, x, out, n, AddSumAndSquares(),
+                                              ToSumAndSquares(), SumAndSquares{0.0, 0.0});
+  });
+  const SumAndSquares host = ReadBack(out);
+  *sum = host.sum;
+  *sum_squares = host.squares;
+}
+
+float DeviceKthLargest(const float* x, int64_t n, int64_t k, DeviceSelectionWorkspace* ws) {
+  CHECK(k >= 1 && k <= n) << "k-th largest of " << n << " values with k = " << k;
+  return SortedDescendingAt(x, n, k, ws);
+}
+
+float DeviceKthLargestAt(const float* x, const std::vector<int64_t>& positions, int64_t k,
+                         DeviceSelectionWorkspace* ws) {
+  const int64_t count = static_cast<int64_t>(positions.size());
+  CHECK(k >= 1 && k <= count) << "k-th largest of " << count << " samples with k = " << k;
+  ws->positions.Upload(positions.data(), count * sizeof(int64_t));
+  // The sampled values go into order_in (free here), the sort then writes sorted_keys.
+  ws->order_in.Reserve(count * sizeof(float));
+  float* sample = ws->order_in.as<float>();
+  GatherAtKernel<<<GridFor(count), kCudaThreads>>>(x, ws->positions.as<int64_t>(), count, sample);
+  CUDA_CHECK(cudaPeekAtLastError());
+  return SortedDescendingAt(sample, count, k, ws);
+}
+
+int64_t DeviceSelectTopK(const float* importance, int64_t n, int64_t k, int32_t* indices,
+                         float* kth_value, DeviceSelectionWorkspace* ws) {
+  *kth_value = 0.f;
+  if (k <= 0 || n <= 0) return 0;
+  CHECK_LE(n, std::numeric_limits<int32_t>::max()) << "blob too large for int32 indices";
+  k = std::min(k, n);
+  ws->order_in.Reserve(n * sizeof(int32_t));
+  ws->order_out.Reserve(n * sizeof(int32_t));
+  ws->sorted_keys.Reserve(n * sizeof(float));
+  int32_t* order_in = ws->order_in.as<int32_t>();
+  int32_t* order_out = ws->order_out.as<int32_t>();
+  float* sorted = ws->sorted_keys.as<float>();
+  IotaKernel<<<GridFor(n), kCudaThreads>>>(n, order_in);
+  CUDA_CHECK(cudaPeekAtLastError());
+  // (importance, index) pairs by importance, largest first. DeviceRadixSort is
+  // stable (CUB documents it, descending order included, and it treats -0.0 and
+  // +0.0 as equal, like std::greater): pairs with equal importance keep their input
+  // order, which is ascending index. The first k pairs are therefore everything
+  // above the k-th largest value plus the lowest-index ties at it, exactly the set
+  // IwpExchange::SelectTopK picks.
+  RunCub(&ws->cub_temp, [&](void* storage, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairsDescending(storage, bytes, importance, sorted, order_in,
+                                                     order_out, n);
+  });
+  *kth_value = ReadBack(sorted + (k - 1));
+  // The chosen indices in ascending order, as the CPU returns them and the index
+  // codecs expect.
+  const int bits = IndexBits(n);
+  RunCub(&ws->cub_temp, [&](void* storage, size_t& bytes) {
+    return cub::DeviceRadixSort::SortKeys(storage, bytes, order_out, indices, k, 0, bits);
+  });
+  return k;
+}
+
+int64_t DeviceSelectAtLeast(const float* importance, int64_t n, float threshold, int32_t* indices,
+                            DeviceSelectionWorkspace* ws) {
+  if (n <= 0) return 0;
+  CHECK_LE(n, std::numeric_limits<int32_t>::max()) << "blob too large for int32 indices";
+  ws->scalars.Reserve(sizeof(int64_t));
+  int64_t* selected = ws->scalars.as<int64_t>();
+  // Compaction of the indices 0..n-1 that pass the test; DeviceSelect keeps the input
+  // order, so the result is ascending like the CPU's loop.
+  RunCub(&ws->cub_temp, [&](void* storage, size_t& bytes) {
+    return cub::DeviceSelect::If(storage, bytes, thrust::counting_iterator<int32_t>(0), indices,
+                                 selected, n, AtLeastThreshold{importance, threshold});
+  });
+  return ReadBack(selected);
+}
+
+void DeviceGather(const float* source, const int32_t* indices, int64_t count, float* values) {
+  if (count <= 0) return;
+  GatherKernel<<<GridFor(count), kCudaThreads>>>(source, indices, count, values);
+  CUDA_CHECK(cudaPeekAtLastError());
+}
+
+void DeviceScatter(const float* values, const int32_t* indices, int64_t count, float scale,
+                   float* target) {
+  if (count <= 0) return;
+  ScatterKernel<<<GridFor(count), kCudaThreads>>>(values, indices, count, scale, target);
+  CUDA_CHECK(cudaPeekAtLastError());
+}
+
+void DeviceScatterAdd(const float* values, const int32_t* indices, int64_t count, float scale,
+                      float* target) {
+  if (count <= 0) return;
+  ScatterAddKernel<<<GridFor(count), kCudaThreads>>>(values, indices, count, scale, target);
+  CUDA_CHECK(cudaPeekAtLastError());
+}
+
+void DeviceClearAt(const int32_t* indices, int64_t count, float* v, float* u) {
+  if (count <= 0) return;
+  ClearAtKernel<<<GridFor(count), kCudaThreads>>>(indices, count, v, u);
+  CUDA_CHECK(cudaPeekAtLastError());
+}
+
+void DeviceClipAndAccumulate(float* g, int64_t n, float clip, float momentum, float* v, float* u,
+                             DeviceSelectionWorkspace* ws) {
+  if (n <= 0) return;
+  float scale = 1.f;
+  if (clip > 0) {
+    double sum = 0, squares = 0;
+    DeviceSumAndSquares(g, n, &sum, &squares, ws);
+    // Same decision and factor as the CPU: a float norm, scaled only when above clip.
+    const float norm = std::sqrt(static_cast<float>(squares));
+    if (norm > clip) scale = clip / norm;
+  }
+  ScaleAndAccumulateKernel<<<GridFor(n), kCudaThreads>>>(g, n, scale, momentum, v, u);
+  CUDA_CHECK(cudaPeekAtLastError());
+}
+
+}  // namespace caffe

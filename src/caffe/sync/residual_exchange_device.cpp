@@ -1,0 +1,195 @@
+// ResidualExchange's steps on device residuals (GPU mode; see residual_exchange.hpp):
+// the same arithmetic as the host code in residual_exchange.cpp, with the kernels of
+// device_selection.hpp. Everything runs on the legacy default stream, after the
+// backward pass that produced the diffs; each phase waits for the device before its
+// time is recorded, so the select / all-reduce / scatter split stays truthful.
+#include "caffe/sync/residual_exchange.hpp"
+
+#ifdef USE_CUDA
+
+#include <chrono>
+#include <vector>
+
+#include "caffe/util/device_alternate.hpp"
+#include "caffe/util/math_functions.hpp"
+#ifdef USE_NCCL
+#include "caffe/sync/nccl_communicator.hpp"
+#endif
+
+namespace caffe {
+
+namespace {
+
+// Seconds since `start`, after the queued device work is done.
+double DeviceSecondsSince(std::chrono::steady_clock::time_point start) {
+  CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+void ResidualExchange::UploadState() {
+  device_residual_.resize(residual_.size());
+  device_velocity_.resize(residual_.size());
+  for (size_t b = 0; b < residual_.size(); ++b) {
+    device_residual_[b].UploadVector(residual_[b]);
+    if (momentum_correction_) device_velocity_[b].UploadVector(velocity_[b]);
+  }
+  device_behind_ = false;
+  host_behind_ = false;
+}
+
+void ResidualExchange::ClipAndAccumulateOnDevice(const vector<Blob*>& params) {
+  const float clip = LocalClipNorm();
+  for (size_t b = 0; b < params.size(); ++b) {
+    float* u = momentum_correction_ ? device_velocity_[b].as<float>() : nullptr;
+    DeviceClipAndAccumulate(params[b]->mutable_gpu_diff(), params[b]->count(), clip, momentum_,
+                            device_residual_[b].as<float>(), u, &device_workspace_);
+  }
+  host_behind_ = true;
+}
+
+int64_t ResidualExchange::ReduceSelectedOnDevice(const vector<Blob*>& params,
+                                                 const vector<Selection>& selections) {
+  auto start = std::chrono::steady_clock::now();
+  const size_t m = params.size();
+  // All blobs' indices in one upload; blob b's start at index_start[b].
+  int64_t total = 0;
+  vector<int32_t> all_indices;
+  vector<int64_t> index_start(m, 0);
+  for (size_t b = 0; b < m; ++b) {
+    if (selections[b].all) {
+      total += params[b]->count();
+    } else {
+      index_start[b] = static_cast<int64_t>(all_indices.size());
+      all_indices.insert(all_indices.end(), selections[b].indices.begin(),
+                         selections[b].indices.end());
+      total += static_cast<int64_t>(selections[b].indices.size());
+    }
+  }
+  device_indices_.UploadVector(all_indices);
+  device_values_.Reserve(total * sizeof(float));
+  float* values = device_values_.as<float>();
+  const int32_t* indices = device_indices_.as<int32_t>();
+  int64_t pos = 0;
+  for (size_t b = 0; b < m; ++b) {
+    const float* v = device_residual_[b].as<float>();
+    if (selections[b].all) {
+      math::gpu_copy(params[b]->count(), v, values + pos);
+      pos += params[b]->count();
+    } else {
+      const int64_t k = static_cast<int64_t>(selections[b].indices.size());
+      DeviceGather(v, indices + index_start[b], k, values + pos);
+      pos += k;
+    }
+  }
+  stats_.AddTime(ExchangeStats::SCATTER, DeviceSecondsSince(start));
+
+  start = std::chrono::steady_clock::now();
+  AllReduceOnDevice(values, total);
+  stats_.AddTime(ExchangeStats::ALLREDUCE, DeviceSecondsSince(start));
+
+  start = std::chrono::steady_clock::now();
+  const float inv = 1.f / comm_->size();
+  pos = 0;
+  for (size_t b = 0; b < m; ++b) {
+    const int64_t n = params[b]->count();
+    float* diff = params[b]->mutable_gpu_diff();
+    float* v = device_residual_[b].as<float>();
+    if (selections[b].all) {
+      // diff = sum * (1/N): one rounding, as on the host.
+      math::gpu_copy(n, values + pos, diff);
+      math::gpu_scal(n, inv, diff);
+      // Sent whole: v is cleared, u carries on (see ReduceSelected).
+      math::gpu_set(n, 0.f, v);
+      pos += n;
+    } else {
+      const int64_t k = static_cast<int64_t>(selections[b].indices.size());
+      math::gpu_set(n, 0.f, diff);
+      DeviceScatter(values + pos, indices + index_start[b], k, inv, diff);
+      float* u = momentum_correction_ ? device_velocity_[b].as<float>() : nullptr;
+      DeviceClearAt(indices + index_start[b], k, v, u);
+      pos += k;
+    }
+  }
+  host_behind_ = true;
+  stats_.AddTime(ExchangeStats::SCATTER, DeviceSecondsSince(start));
+  return total;
+}
+
+float* ResidualExchange::MutableDeviceResidual(size_t b) {
+  CHECK(on_device_);
+  host_behind_ = true;
+  return device_residual_[b].as<float>();
+}
+
+float* ResidualExchange::MutableDeviceVelocity(size_t b) {
+  CHECK(on_device_);
+  host_behind_ = true;
+  return momentum_correction_ ? device_velocity_[b].as<float>() : nullptr;
+}
+
+Communicator* ResidualExchange::DeviceCommunicator() {
+  // The exchange's own communicator may already take device buffers.
+  if (comm_->backend() == "nccl") return comm_.get();
+#ifdef USE_NCCL
+  if (!device_comm_checked_) {
+    // Collective: every rank gets here in the same step (the first that moves data).
+    device_comm_checked_ = true;
+    if (comm_->backend() == "mpi" && comm_->size() > 1) {
+      int device = 0;
+      CUDA_CHECK(cudaGetDevice(&device));
+      device_comm_ = std::make_shared<NcclCommunicator>(device);
+    }
+  }
+#endif
+  return device_comm_.get();
+}
+
+void ResidualExchange::RecordDeviceBytes(const char* op, int64_t before) {
+  if (device_comm_ == nullptr) return;  // comm_ itself counted them
+  // NCCL's bytes go into the exchange communicator's counters, where the step's
+  // accounting (BytesSentSoFar) reads them.
+  CommStats::Entry& entry = comm_->mutable_stats().by_op[op];
+  ++entry.calls;
+  entry.bytes_sent += device_comm_->stats().total_bytes_sent() - before;
+}
+
+void ResidualExchange::AllReduceOnDevice(float* values, int64_t count) {
+  if (comm_->size() < 2 || count == 0) return;
+  if (Communicator* device = DeviceCommunicator()) {
+    const int64_t before = device->stats().total_bytes_sent();
+    device->AllReduceSum(values, count);
+    RecordDeviceBytes("allreduce_nccl", before);
+    return;
+  }
+  // No NCCL: through host memory with the communicator.
+  values_.resize(count);
+  CUDA_CHECK(cudaMemcpy(values_.data(), values, count * sizeof(float), cudaMemcpyDeviceToHost));
+  comm_->AllReduceSum(values_.data(), count);
+  CUDA_CHECK(cudaMemcpy(values, values_.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+}
+
+void ResidualExchange::AllGatherOnDevice(const void* in, int64_t bytes, void* out) {
+  const int n = comm_->size();
+  if (n < 2) {
+    if (bytes > 0 && in != out) CUDA_CHECK(cudaMemcpy(out, in, bytes, cudaMemcpyDeviceToDevice));
+    return;
+  }
+  if (Communicator* device = DeviceCommunicator()) {
+    const int64_t before = device->stats().total_bytes_sent();
+    device->AllGatherBytes(in, bytes, out);
+    RecordDeviceBytes("allgather_nccl", before);
+    return;
+  }
+  std::vector<char> send(bytes), receive(bytes * n);
+  if (bytes > 0) CUDA_CHECK(cudaMemcpy(send.data(), in, bytes, cudaMemcpyDeviceToHost));
+  comm_->AllGatherBytes(send.data(), bytes, receive.data());
+  if (bytes > 0) {
+    CUDA_CHECK(cudaMemcpy(out, receive.data(), bytes * n, cudaMemcpyHostToDevice));
+  }
+}
+
+}  // namespace caffe
+
+#endif  // USE_CUDA

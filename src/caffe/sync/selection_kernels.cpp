@@ -1,0 +1,111 @@
+#include "caffe/sync/selection_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <random>
+
+#include "caffe/sync/iwp_exchange.hpp"
+#include "caffe/util/parallel_for.hpp"
+
+namespace caffe {
+
+void SelectionKernels::ComputeImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
+                                         const vector<const float*>& residuals, float epsilon) {
+  offsets_.clear();
+  sizes_.clear();
+  total_ = 0;
+  for (size_t b : blobs) {
+    offsets_.push_back(total_);
+    sizes_.push_back(params[b]->count());
+    total_ += params[b]->count();
+  }
+  FillImportance(params, blobs, residuals, epsilon);
+}
+
+float VarianceToMean(double sum, double sum_squares, int64_t n) {
+  if (n <= 0) return 0.f;
+  const double mean = sum / n;
+  if (mean <= 0) return 0.f;
+  const double var = std::max(0.0, sum_squares / n - mean * mean);
+  return static_cast<float>(var / mean);
+}
+
+vector<int64_t> SamplePositions(uint64_t seed, int64_t n, int64_t samples) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> pick(0, n - 1);
+  vector<int64_t> positions(samples);
+  for (int64_t& p : positions) p = pick(rng);
+  return positions;
+}
+
+void HostSelectionKernels::FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
+                                          const vector<const float*>& residuals, float epsilon) {
+  importance_.resize(total_);
+  for (size_t j = 0; j < blobs.size(); ++j) {
+    const float* w = params[blobs[j]]->cpu_data();
+    const float* v = residuals[blobs[j]];
+    float* out = importance_.data() + offsets_[j];
+    const float eps = epsilon;
+    ParallelFor(sizes_[j], [=](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out[i] = std::fabs(v[i]) / (std::fabs(w[i]) + eps);
+    });
+  }
+}
+
+void HostSelectionKernels::Sums(size_t j, double* sum, double* sum_squares) {
+  const float* x = importance_.data() + offsets_[j];
+  double s = 0, sq = 0;
+  for (int64_t i = 0; i < sizes_[j]; ++i) {
+    s += x[i];
+    sq += double(x[i]) * x[i];
+  }
+  *sum = s;
+  *sum_squares = sq;
+}
+
+float HostSelectionKernels::KthLargest(ImportanceSpan span, int64_t k) {
+  CAFFE_REQUIRE(k >= 1 && k <= span.count) << "k-th largest of " << span.count << " with k = " << k;
+  // Selection on a copy: the importances stay in blob order for the index choice.
+  scratch_.assign(importance_.begin() + span.begin, importance_.begin() + span.begin + span.count);
+  auto nth = scratch_.begin() + (k - 1);
+  std::nth_element(scratch_.begin(), nth, scratch_.end(), std::greater<float>());
+  return *nth;
+}
+
+float HostSelectionKernels::KthLargestAt(ImportanceSpan span, const vector<int64_t>& positions,
+                                         int64_t k) {
+  const int64_t count = static_cast<int64_t>(positions.size());
+  CAFFE_REQUIRE(k >= 1 && k <= count) << "k-th largest of " << count << " samples with k = " << k;
+  scratch_.resize(count);
+  const float* x = importance_.data() + span.begin;
+  for (int64_t s = 0; s < count; ++s) scratch_[s] = x[positions[s]];
+  auto nth = scratch_.begin() + (k - 1);
+  std::nth_element(scratch_.begin(), nth, scratch_.end(), std::greater<float>());
+  return *nth;
+}
+
+vector<int32_t> HostSelectionKernels::SelectAtLeast(size_t j, float threshold) {
+  vector<int32_t> out;
+  const float* x = importance_.data() + offsets_[j];
+  for (int64_t i = 0; i < sizes_[j]; ++i) {
+    if (x[i] >= threshold) out.push_back(static_cast<int32_t>(i));
+  }
+  return out;
+}
+
+vector<int32_t> HostSelectionKernels::SelectTopK(size_t j, int64_t k, float* threshold) {
+  const float* x = importance_.data() + offsets_[j];
+  vector<int32_t> out = IwpExchange::SelectTopK(x, sizes_[j], k);
+  float smallest = std::numeric_limits<float>::max();
+  for (int32_t i : out) smallest = std::min(smallest, x[i]);
+  *threshold = out.empty() ? 0.f : smallest;
+  return out;
+}
+
+#ifndef USE_CUDA
+std::unique_ptr<SelectionKernels> CreateDeviceSelectionKernels() { return nullptr; }
+#endif
+
+}  // namespace caffe
