@@ -88,7 +88,7 @@ for net in alexnet:256 resnet50:64; do
   if [[ -x $work/bin/gpu_iwp_selection_bench ]]; then
     timeout 120 "$work/bin/gpu_iwp_selection_bench" -model "$model" -stage synthetic \
       > "$out/iwp_$name.log" 2>&1
-    sel_ms[$name]=$(sed -n 's/.*selection_ms_per_step \([0-9.]*\).*/\1/p' "$out/iwp_$name.log")
+    sel_ms[$name]=$(sed -n 's/^device selection_ms_per_step \([0-9.]*\).*/\1/p' "$out/iwp_$name.log")
   fi
   if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
     timeout 180 python3 bench/gpu_torch_throughput.py "$model" --iterations "$iters" \
