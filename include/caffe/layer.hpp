@@ -72,6 +72,9 @@ class Layer {
   // The context is shared with the owning net; a layer made alone gets its own.
   void set_context(shared_ptr<Context> context) { context_ = std::move(context); }
   Context& context() const { return *context_; }
+  // For layers built inside another layer (SoftmaxWithLoss's Softmax): they must run
+  // in the same mode and draw from the same random stream as their owner.
+  const shared_ptr<Context>& shared_context() const { return context_; }
 
  protected:
   virtual void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) = 0;

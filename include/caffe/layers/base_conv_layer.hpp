@@ -47,6 +47,19 @@ class BaseConvolutionLayer : public Layer {
   void WeightGemm(const float* input, const float* output_diff, float* weights_diff);
   void BackwardBias(float* bias_diff, const float* output_diff);
 
+#ifdef USE_CUDA
+  // The same five products on device pointers (base_conv_layer.cu), with cuBLAS and
+  // im2col_gpu. Only the 2-d im2col exists on the device (1x1 kernels need none):
+  // callers check HasGpuPath() and run the CPU path otherwise.
+  bool HasGpuPath() const { return is_1x1_ || (num_spatial_axes_ == 2 && !force_nd_im2col_); }
+  void ForwardGemmGpu(const float* input, const float* weights, float* output,
+                      bool skip_im2col = false);
+  void ForwardBiasGpu(float* output, const float* bias);
+  void BackwardGemmGpu(const float* output_diff, const float* weights, float* input_diff);
+  void WeightGemmGpu(const float* input, const float* output_diff, float* weights_diff);
+  void BackwardBiasGpu(float* bias_diff, const float* output_diff);
+#endif
+
   int num_spatial_axes_ = 0;
   int channel_axis_ = 1;
   vector<int> kernel_shape_, stride_, pad_, dilation_;
@@ -66,6 +79,10 @@ class BaseConvolutionLayer : public Layer {
  private:
   void Im2col(const float* image, float* columns);
   void Col2im(const float* columns, float* image);
+#ifdef USE_CUDA
+  void Im2colGpu(const float* image, float* columns);
+  void Col2imGpu(const float* columns, float* image);
+#endif
   vector<int64_t> ExpectedWeightShape() const;
   // One value per spatial axis from a repeated field (empty: default; one value:
   // every axis) or, for 2-d only, from the _h/_w pair.

@@ -29,6 +29,11 @@ class BatchNormLayer : public Layer {
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                     const vector<Blob*>& bottom) override;
+#ifdef USE_CUDA
+  void Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override;
+#endif
 
   // Batch mean and (biased) variance per channel into mean_ and variance_.
   void ComputeBatchStatistics(const float* x);

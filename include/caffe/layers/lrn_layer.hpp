@@ -26,6 +26,11 @@ class LRNLayer : public Layer {
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                     const vector<Blob*>& bottom) override;
+#ifdef USE_CUDA
+  void Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override;
+#endif
 
   // out = sum of `in` over the clipped window around every position, along the
   // axes this region normalizes over; `in` and `out` are shaped like the bottom.
@@ -42,6 +47,11 @@ class LRNLayer : public Layer {
   Blob scale_;    // k + alpha/n * window sum of squares, kept for backward
   Blob scratch_;  // squares in forward, dy*y/scale in backward
   Blob partial_;  // row sums in the separable within-channel window sum
+#ifdef USE_CUDA
+  // On the device every plane's row sums are formed at once: shaped like the bottom.
+  Blob gpu_partial_;
+  void WindowSumGpu(const float* in, float* out);
+#endif
 };
 
 }  // namespace caffe

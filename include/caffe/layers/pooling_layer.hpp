@@ -31,6 +31,11 @@ class PoolingLayer : public Layer {
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                     const vector<Blob*>& bottom) override;
+#ifdef USE_CUDA
+  void Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override;
+#endif
 
  private:
   // The input rectangle [h0, h1) x [w0, w1) one output reads, clipped to the image.
@@ -65,6 +70,11 @@ class PoolingLayer : public Layer {
   // Bottom index (h * W + w within its plane) each output came from: MAX without a
   // mask top, and STOCHASTIC in TRAIN. -1 for an empty window.
   vector<int> source_index_;
+#ifdef USE_CUDA
+  // source_index_ on the device (ints), for MAX without a mask top in GPU mode;
+  // recreated when the top's size changes.
+  std::unique_ptr<SyncedMemory> gpu_source_index_;
+#endif
 };
 
 }  // namespace caffe

@@ -26,8 +26,15 @@ class SoftmaxWithLossLayer : public LossLayer {
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                     const vector<Blob*>& bottom) override;
+#ifdef USE_CUDA
+  void Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override;
+#endif
 
   bool IsIgnored(int label) const { return has_ignore_label_ && label == ignore_label_; }
+  // Throws the error for a label outside [0, channels) at `position` of bottom[1].
+  void FailLabelOutOfRange(float label_value, int64_t position) const;
 
   bool loss_weight_defaulted_;  // the prototxt gave no loss_weight
   shared_ptr<Layer> softmax_layer_;
@@ -41,6 +48,13 @@ class SoftmaxWithLossLayer : public LossLayer {
   int64_t channels_ = 0;
   int64_t inner_ = 0;
   int64_t valid_count_ = 0;  // positions counted by the last Forward
+#ifdef USE_CUDA
+  // Per position (outer x inner): data = -log p(label) (0 where not counted), diff = 1
+  // counted, 0 ignored, -1 label out of range.
+  Blob position_loss_;
+  // Their sums in double, by one fixed-order reduction: loss, counted, out of range.
+  SyncedMemory loss_totals_{3 * sizeof(double)};
+#endif
 };
 
 }  // namespace caffe

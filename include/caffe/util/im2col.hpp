@@ -23,6 +23,18 @@ void col2im_nd(const float* data_col, int num_spatial_axes, const int* im_shape,
                const int* col_shape, const int* kernel_shape, const int* pad,
                const int* stride, const int* dilation, float* data_im);
 
+#ifdef USE_CUDA
+// Device forms of im2col / col2im (2-d only), same layouts and arguments; col2im_gpu
+// overwrites data_im like col2im. Both run on the default stream.
+void im2col_gpu(const float* data_im, int channels, int height, int width, int kernel_h,
+                int kernel_w, int pad_h, int pad_w, int stride_h, int stride_w,
+                int dilation_h, int dilation_w, float* data_col);
+
+void col2im_gpu(const float* data_col, int channels, int height, int width, int kernel_h,
+                int kernel_w, int pad_h, int pad_w, int stride_h, int stride_w,
+                int dilation_h, int dilation_w, float* data_im);
+#endif
+
 }  // namespace caffe
 
 #endif  // CAFFE_UTIL_IM2COL_HPP_

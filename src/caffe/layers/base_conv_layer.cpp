@@ -160,7 +160,9 @@ void BaseConvolutionLayer::Reshape(const vector<Blob*>& bottom, const vector<Blo
   if (!is_1x1_) {
     col_buffer_.Reshape({static_cast<int64_t>(kernel_dim_) * group_, conv_out_spatial_dim_});
   }
-  if (bias_term_) {
+  // Refilled only when its size changes: rewriting it on every pass would also send it
+  // to the device again on every pass in GPU mode.
+  if (bias_term_ && bias_multiplier_.count() != out_spatial_dim_) {
     bias_multiplier_.Reshape({out_spatial_dim_});
     math::set(out_spatial_dim_, 1.f, bias_multiplier_.mutable_cpu_data());
   }

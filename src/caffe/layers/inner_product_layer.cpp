@@ -44,7 +44,9 @@ void InnerProductLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>
   vector<int64_t> top_shape(bottom[0]->shape().begin(), bottom[0]->shape().begin() + axis);
   top_shape.push_back(N_);
   top[0]->Reshape(top_shape);
-  if (bias_term_) {
+  // Refilled only when its size changes: rewriting it on every pass would also send it
+  // to the device again on every pass in GPU mode.
+  if (bias_term_ && bias_multiplier_.count() != M_) {
     bias_multiplier_.Reshape({M_});
     math::set(M_, 1.f, bias_multiplier_.mutable_cpu_data());
   }

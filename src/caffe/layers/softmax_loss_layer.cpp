@@ -22,6 +22,7 @@ void SoftmaxWithLossLayer::LayerSetUp(const vector<Blob*>& bottom, const vector<
   softmax_param.set_phase(layer_param_.phase());
   *softmax_param.mutable_softmax_param() = layer_param_.softmax_param();
   softmax_layer_ = LayerRegistry::CreateLayer(softmax_param);
+  softmax_layer_->set_context(shared_context());  // so it runs in this layer's mode
   softmax_bottom_ = {bottom[0]};
   softmax_top_ = {&prob_};
   softmax_layer_->SetUp(softmax_bottom_, softmax_top_);
@@ -50,6 +51,11 @@ void SoftmaxWithLossLayer::Reshape(const vector<Blob*>& bottom, const vector<Blo
   }
 }
 
+void SoftmaxWithLossLayer::FailLabelOutOfRange(float label_value, int64_t position) const {
+  Fail() << "label " << label_value << " at position " << position << " of bottom '"
+         << bottom_name(1) << "' is outside the valid range [0, " << channels_ << ")";
+}
+
 void SoftmaxWithLossLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
   softmax_layer_->Forward(softmax_bottom_, softmax_top_);
   const float* prob = prob_.cpu_data();
@@ -61,9 +67,7 @@ void SoftmaxWithLossLayer::Forward_cpu(const vector<Blob*>& bottom, const vector
       const float label_value = label[o * inner_ + i];
       const int c = static_cast<int>(label_value);
       if (IsIgnored(c)) continue;
-      LAYER_REQUIRE(c >= 0 && c < channels_)
-          << "label " << label_value << " at position " << o * inner_ + i << " of bottom '"
-          << bottom_name(1) << "' is outside the valid range [0, " << channels_ << ")";
+      if (c < 0 || c >= channels_) FailLabelOutOfRange(label_value, o * inner_ + i);
       // Clamped so that a probability that underflowed to 0 gives a large, finite loss.
       loss -= std::log(std::max(prob[(o * channels_ + c) * inner_ + i], FLT_MIN));
       ++valid_count_;
