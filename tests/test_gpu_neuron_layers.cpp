@@ -166,8 +166,9 @@ TEST(GpuReLULayerTest, MatchesCpu) {
 
 TEST(GpuReLULayerTest, MatchesCpuBeyondOneGridOfThreads) {
   SKIP_WITHOUT_GPU();
-  // More elements than the launcher's capped grid has threads, so threads loop.
-  Compare(kLeakyReLU, {4, 1 << 20, 1, 1});
+  // More elements than the launcher's capped grid (16384 blocks of 256) has threads,
+  // so threads loop.
+  Compare(kLeakyReLU, {5, 1 << 20});
 }
 
 TEST(GpuReLULayerTest, Gradient) {

@@ -31,7 +31,9 @@ constexpr long long kElementwiseMaxBlocks = 16384;
 template <typename Op>
 void LaunchElementwise(int64_t n, const Op& op) {
   if (n <= 0) return;
-  const int blocks = static_cast<int>(std::min<long long>(CudaBlocks(n), kElementwiseMaxBlocks));
+  // The cap is applied in 64 bits: CudaBlocks(n) narrows to int first.
+  const long long wanted = (static_cast<long long>(n) + kCudaThreads - 1) / kCudaThreads;
+  const int blocks = static_cast<int>(std::min(wanted, kElementwiseMaxBlocks));
   ElementwiseKernel<<<blocks, kCudaThreads>>>(n, op);
   CUDA_CHECK(cudaPeekAtLastError());
 }
