@@ -16,6 +16,11 @@ class AbsValLayer : public NeuronLayer {
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                     const vector<Blob*>& bottom) override;
+#ifdef USE_CUDA
+  void Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override;
+#endif
 
   Blob bottom_copy_;  // the input, kept when computing in place
 };

@@ -5,6 +5,8 @@
 #ifndef CAFFE_LAYERS_DROPOUT_LAYER_HPP_
 #define CAFFE_LAYERS_DROPOUT_LAYER_HPP_
 
+#include <memory>
+
 #include "caffe/layers/neuron_layer.hpp"
 
 namespace caffe {
@@ -19,6 +21,11 @@ class DropoutLayer : public NeuronLayer {
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                     const vector<Blob*>& bottom) override;
+#ifdef USE_CUDA
+  void Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override;
+#endif
 
   // The factor applied to every value in the current phase (kept values in TRAIN).
   float PhaseScale() const;
@@ -26,6 +33,12 @@ class DropoutLayer : public NeuronLayer {
   float dropout_ratio_ = 0.5f;
   bool scale_train_ = true;
   vector<unsigned> mask_;  // 1 = kept, from the last TRAIN forward
+#ifdef USE_CUDA
+  // The GPU path's mask (1 = kept), on the device, from the last TRAIN Forward_gpu;
+  // the buffer only grows, device_mask_count_ says how much of it is the mask.
+  std::unique_ptr<SyncedMemory> device_mask_;
+  int64_t device_mask_count_ = 0;
+#endif
 };
 
 }  // namespace caffe

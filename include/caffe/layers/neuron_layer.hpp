@@ -4,6 +4,9 @@
 #define CAFFE_LAYERS_NEURON_LAYER_HPP_
 
 #include "caffe/layer.hpp"
+#ifdef USE_CUDA
+#include "caffe/util/math_functions.hpp"
+#endif
 
 namespace caffe {
 
@@ -15,6 +18,18 @@ class NeuronLayer : public Layer {
   }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
+
+#ifdef USE_CUDA
+ protected:
+  // Layers whose gradient needs the input keep a copy of it when running in place.
+  // Blob::CopyFrom goes through the host; on the GPU path the copy stays on the device.
+  static void CopyDataOnGpu(const Blob& source, Blob* copy) {
+    copy->ReshapeLike(source);
+    if (source.count() > 0) {
+      math::gpu_copy(source.count(), source.gpu_data(), copy->mutable_gpu_data());
+    }
+  }
+#endif
 };
 
 }  // namespace caffe

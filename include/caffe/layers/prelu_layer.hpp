@@ -18,10 +18,19 @@ class PReLULayer : public NeuronLayer {
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                     const vector<Blob*>& bottom) override;
+#ifdef USE_CUDA
+  void Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override;
+#endif
 
   bool channel_shared_ = false;
   // In-place computation overwrites the input, which the gradients still need.
   Blob bottom_copy_;
+#ifdef USE_CUDA
+  // Per-block partial sums of the slope gradient on the GPU path (see prelu_layer.cu).
+  Blob slope_diff_partials_;
+#endif
 };
 
 }  // namespace caffe

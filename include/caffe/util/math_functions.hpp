@@ -61,6 +61,12 @@ void gpu_set(int64_t n, float value, float* y);
 void gpu_scal(int64_t n, float alpha, float* x);
 float gpu_dot(int64_t n, const float* x, const float* y);
 float gpu_asum(int64_t n, const float* x);
+// Device counterpart of rng_bernoulli: r[i] = 1 with probability p, else 0, written
+// to device memory. One 64-bit seed is taken from the caller's (host) generator and
+// the bits come from a counter-based generator (Philox) indexed by element, so the
+// draw depends only on that generator's state, not on the launch shape. The values
+// differ from what rng_bernoulli draws from the same generator.
+void gpu_rng_bernoulli(int64_t n, float p, std::mt19937_64& rng, unsigned* r);
 #endif
 
 }  // namespace math

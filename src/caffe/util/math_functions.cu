@@ -2,6 +2,7 @@
 // kernels for the rest. One cuBLAS handle per host thread and device.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <curand_kernel.h>
 
 #include <map>
 
@@ -36,6 +37,22 @@ __global__ void AxpbyKernel(long long n, float alpha, const float* x, float beta
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)blockDim.x * gridDim.x) {
     y[i] = alpha * x[i] + beta * y[i];
+  }
+}
+
+// Each Philox call yields four 32-bit words; element group g (elements 4g .. 4g+3)
+// uses subsequence g of the seed's stream, whatever thread handles it. A word below
+// `limit` (p * 2^32) means 1, so P(1) = p up to 2^-32.
+__global__ void BernoulliKernel(long long n, unsigned long long seed, unsigned long long limit,
+                                unsigned* r) {
+  const long long groups = (n + 3) / 4;
+  for (long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x; g < groups;
+       g += (long long)blockDim.x * gridDim.x) {
+    curandStatePhilox4_32_10_t state;
+    curand_init(seed, g, 0, &state);
+    const uint4 bits = curand4(&state);
+    const unsigned words[4] = {bits.x, bits.y, bits.z, bits.w};
+    for (int k = 0; k < 4 && 4 * g + k < n; ++k) r[4 * g + k] = words[k] < limit ? 1u : 0u;
   }
 }
 
@@ -98,6 +115,15 @@ float gpu_asum(int64_t n, const float* x) {
   float result = 0;
   CUBLAS_CHECK(cublasSasum_64(Handle(), n, x, 1, &result));
   return result;
+}
+
+void gpu_rng_bernoulli(int64_t n, float p, std::mt19937_64& rng, unsigned* r) {
+  const unsigned long long seed = rng();  // drawn even when n == 0, as a step of the stream
+  if (n <= 0) return;
+  const double clamped = p < 0.f ? 0.0 : (p > 1.f ? 1.0 : static_cast<double>(p));
+  const unsigned long long limit = static_cast<unsigned long long>(clamped * 4294967296.0);
+  BernoulliKernel<<<GridFor((n + 3) / 4), kCudaThreads>>>(n, seed, limit, r);
+  CUDA_CHECK(cudaPeekAtLastError());
 }
 
 }  // namespace math
