@@ -303,18 +303,25 @@ TEST(GpuViewLayersTest, FlattenAndReshapeMatchCpu) {
       {k2x3x4x5});
 }
 
-TEST(GpuViewLayersTest, FlattenKeepsDataOnTheDevice) {
+TEST(GpuViewLayersTest, FlattenAndReshapeKeepDataOnTheDevice) {
   SKIP_WITHOUT_GPU();
-  // The view must not pull the data to the host: after a device write, Forward leaves
-  // the memory's head on the device (a guard: any host access would move it).
-  std::shared_ptr<Layer> layer = LayerRegistry::CreateLayer(ParseLayer("name: 'f' type: 'Flatten'"));
-  layer->set_context(MakeGpuContext());
-  Blob x(k2x3x4x5), top;
-  layer->SetUp({&x}, {&top});
-  x.mutable_gpu_data();
-  layer->Forward({&x}, {&top});
-  EXPECT_EQ(top.data()->head(), SyncedMemory::AT_GPU);
-  EXPECT_EQ(x.data()->head(), SyncedMemory::AT_GPU);
+  // The views must not pull data or gradients to the host: after device writes,
+  // Forward and Backward leave the memories' heads on the device (any host access
+  // would move them).
+  for (const char* proto : {"name: 'f' type: 'Flatten'",
+                            "name: 'r' type: 'Reshape' reshape_param { shape { dim: -1 } }"}) {
+    SCOPED_TRACE(proto);
+    std::shared_ptr<Layer> layer = LayerRegistry::CreateLayer(ParseLayer(proto));
+    layer->set_context(MakeGpuContext());
+    Blob x(k2x3x4x5), top;
+    layer->SetUp({&x}, {&top});
+    x.mutable_gpu_data();
+    layer->Forward({&x}, {&top});
+    EXPECT_EQ(top.data()->head(), SyncedMemory::AT_GPU);
+    top.mutable_gpu_diff();
+    layer->Backward({&top}, {true}, {&x});
+    EXPECT_EQ(x.diff()->head(), SyncedMemory::AT_GPU);
+  }
 }
 
 TEST(GpuSilenceLayerTest, BackwardZeroesTheBottomDiffs) {
