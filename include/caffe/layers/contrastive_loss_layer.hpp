@@ -23,11 +23,19 @@ class ContrastiveLossLayer : public LossLayer {
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                     const vector<Blob*>& bottom) override;
+#ifdef USE_CUDA
+  void Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override;
+#endif
 
   int64_t num_ = 0;
   int64_t dim_ = 0;
   Blob diff_;               // a - b, from the last forward pass
   vector<float> dist_sq_;   // ||a_n - b_n||^2, from the last forward pass
+#ifdef USE_CUDA
+  Blob dist_sq_gpu_;        // the same, on the device
+#endif
 };
 
 }  // namespace caffe

@@ -23,11 +23,19 @@ class EltwiseLayer : public Layer {
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                     const vector<Blob*>& bottom) override;
+#ifdef USE_CUDA
+  void Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override;
+#endif
 
   EltwiseParameter::EltwiseOp op_ = EltwiseParameter::SUM;
   vector<float> coeffs_;  // one per bottom (SUM)
   bool stable_prod_grad_ = true;
   vector<int> max_index_;  // MAX: which bottom each top element came from
+#ifdef USE_CUDA
+  Blob max_index_gpu_;  // the same on the device, as floats (exact for any bottom count)
+#endif
 };
 
 }  // namespace caffe

@@ -4,6 +4,8 @@
 #ifndef CAFFE_LAYERS_EMBED_LAYER_HPP_
 #define CAFFE_LAYERS_EMBED_LAYER_HPP_
 
+#include <memory>
+
 #include "caffe/layer.hpp"
 
 namespace caffe {
@@ -24,6 +26,11 @@ class EmbedLayer : public Layer {
   // effect, gets a zero gradient when one is asked for.
   void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                     const vector<Blob*>& bottom) override;
+#ifdef USE_CUDA
+  void Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override;
+#endif
 
   // Validates bottom element i as an index; throws naming the element otherwise.
   int64_t IndexAt(const float* indices, int64_t i) const;
@@ -31,6 +38,11 @@ class EmbedLayer : public Layer {
   int64_t input_dim_ = 0;   // K: number of rows
   int64_t num_output_ = 0;  // N: width of a row
   bool bias_term_ = true;
+#ifdef USE_CUDA
+  // Backward on the device: which bottom positions hit each used weight row, built on
+  // the host from the indices (see embed_layer.cu). Grown, never shrunk.
+  std::unique_ptr<SyncedMemory> row_positions_;
+#endif
 };
 
 }  // namespace caffe

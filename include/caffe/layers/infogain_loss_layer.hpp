@@ -26,6 +26,11 @@ class InfogainLossLayer : public LossLayer {
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                     const vector<Blob*>& bottom) override;
+#ifdef USE_CUDA
+  void Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override;
+#endif
 
   const float* InfogainData(const vector<Blob*>& bottom) const {
     return bottom.size() > 2 ? bottom[2]->cpu_data() : infogain_.cpu_data();

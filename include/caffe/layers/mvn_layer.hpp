@@ -20,10 +20,18 @@ class MVNLayer : public Layer {
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                     const vector<Blob*>& bottom) override;
+#ifdef USE_CUDA
+  void Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override;
+#endif
 
   int64_t groups_ = 0;  // normalized groups: N, or N * C
   int64_t dim_ = 0;     // elements per group
   vector<double> stddev_;  // per group, from the last forward pass (without eps)
+#ifdef USE_CUDA
+  Blob stddev_gpu_;  // the same, on the device (in float)
+#endif
 };
 
 }  // namespace caffe

@@ -22,6 +22,11 @@ class ReshapeLayer : public Layer {
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override {}
   void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                     const vector<Blob*>& bottom) override {}
+  // The same views in GPU mode: nothing runs, so nothing is copied to the host (the
+  // base class would call the empty CPU pass and log that the layer lacks a GPU path).
+  void Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override {}
+  void Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override {}
 
   vector<int> copy_axes_;    // positions in the new shape holding 0
   int inferred_axis_ = -1;   // position of the -1, if any

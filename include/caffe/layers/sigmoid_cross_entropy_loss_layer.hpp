@@ -22,6 +22,11 @@ class SigmoidCrossEntropyLossLayer : public LossLayer {
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                     const vector<Blob*>& bottom) override;
+#ifdef USE_CUDA
+  void Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override;
+#endif
 
   bool has_ignore_label_ = false;
   int ignore_label_ = 0;
@@ -29,6 +34,9 @@ class SigmoidCrossEntropyLossLayer : public LossLayer {
   int64_t outer_ = 0;
   int64_t inner_ = 0;
   float normalizer_ = 1;  // from the last forward pass, for backward
+#ifdef USE_CUDA
+  Blob sums_gpu_;  // the loss sum and the valid count, computed on the device
+#endif
 };
 
 }  // namespace caffe

@@ -56,6 +56,33 @@ __global__ void BernoulliKernel(long long n, unsigned long long seed, unsigned l
   }
 }
 
+__global__ void ScaleKernel(long long n, float alpha, const float* x, float* y) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)blockDim.x * gridDim.x) {
+    y[i] = alpha * x[i];
+  }
+}
+
+// The binary elementwise operations share one kernel, picked by a tag type.
+struct SubOp {
+  __device__ float operator()(float a, float b) const { return a - b; }
+};
+struct MulOp {
+  __device__ float operator()(float a, float b) const { return a * b; }
+};
+struct DivOp {
+  __device__ float operator()(float a, float b) const { return a / b; }
+};
+
+template <typename Op>
+__global__ void BinaryKernel(long long n, const float* a, const float* b, float* y) {
+  const Op op;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)blockDim.x * gridDim.x) {
+    y[i] = op(a[i], b[i]);
+  }
+}
+
 int GridFor(long long n) {
   const long long blocks = (n + kCudaThreads - 1) / kCudaThreads;
   return static_cast<int>(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
@@ -103,6 +130,26 @@ void gpu_set(int64_t n, float value, float* y) {
 
 void gpu_scal(int64_t n, float alpha, float* x) {
   CUBLAS_CHECK(cublasSscal_64(Handle(), n, &alpha, x, 1));
+}
+
+void gpu_scale(int64_t n, float alpha, const float* x, float* y) {
+  ScaleKernel<<<GridFor(n), kCudaThreads>>>(n, alpha, x, y);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void gpu_sub(int64_t n, const float* a, const float* b, float* y) {
+  BinaryKernel<SubOp><<<GridFor(n), kCudaThreads>>>(n, a, b, y);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void gpu_mul(int64_t n, const float* a, const float* b, float* y) {
+  BinaryKernel<MulOp><<<GridFor(n), kCudaThreads>>>(n, a, b, y);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void gpu_div(int64_t n, const float* a, const float* b, float* y) {
+  BinaryKernel<DivOp><<<GridFor(n), kCudaThreads>>>(n, a, b, y);
+  CUDA_CHECK(cudaGetLastError());
 }
 
 float gpu_dot(int64_t n, const float* x, const float* y) {

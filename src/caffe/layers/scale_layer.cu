@@ -1,0 +1,80 @@
+// Device path of ScaleLayer: x is viewed as outer x dim x inner, the scale (and bias)
+// indexed by the middle coordinate.
+#include "caffe/layers/scale_layer.hpp"
+#include "caffe/util/device_kernels.cuh"
+#include "caffe/util/math_functions.hpp"
+
+namespace caffe {
+
+namespace {
+
+// y = x * s + b; bias may be null. Safe in place (each element reads its own x).
+__global__ void ScaleForwardKernel(int64_t n, int64_t dim, int64_t inner, const float* x,
+                                   const float* scale, const float* bias, float* y) {
+  for (int64_t i = GridStrideStart(); i < n; i += GridStrideStep()) {
+    const int64_t d = (i / inner) % dim;
+    y[i] = x[i] * scale[d] + (bias ? bias[d] : 0.f);
+  }
+}
+
+__global__ void ScaleBackwardKernel(int64_t n, int64_t dim, int64_t inner, const float* dy,
+                                    const float* scale, float* dx) {
+  for (int64_t i = GridStrideStart(); i < n; i += GridStrideStep()) {
+    dx[i] = dy[i] * scale[(i / inner) % dim];
+  }
+}
+
+// Term j of scale entry d's gradient: dy * x (or dy alone, for the bias) at position
+// (o, d, i) with j = o * inner + i.
+struct ScaleGradientTerm {
+  const float* dy;
+  const float* x;  // null: the bias gradient
+  int64_t dim, inner;
+  __device__ double operator()(int64_t d, int64_t j) const {
+    const int64_t index = ((j / inner) * dim + d) * inner + j % inner;
+    return x ? double(dy[index]) * x[index] : double(dy[index]);
+  }
+};
+
+}  // namespace
+
+void ScaleLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  const int64_t count = top[0]->count();
+  // In place, the scale gradient still needs x: keep a copy before it is overwritten.
+  if (bottom[0] == top[0]) {
+    math::gpu_copy(count, bottom[0]->gpu_data(), saved_input_.mutable_gpu_data());
+  }
+  const float* bias = bias_term_ ? blobs_[bias_param_id_]->gpu_data() : nullptr;
+  ScaleForwardKernel<<<GridStrideBlocks(count), kCudaThreads>>>(
+      count, dim_, inner_, bottom[0]->gpu_data(), scale_blob(bottom)->gpu_data(), bias,
+      top[0]->mutable_gpu_data());
+  CUDA_CHECK(cudaPeekAtLastError());
+}
+
+void ScaleLayer::Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                              const vector<Blob*>& bottom) {
+  const float* dy = top[0]->gpu_diff();
+  const bool scale_from_bottom = bottom.size() > 1;
+  const bool scale_grad = scale_from_bottom ? propagate_down[1] : param_propagate_down(0);
+  const bool bias_grad = bias_term_ && param_propagate_down(bias_param_id_);
+  // Parameter gradients first: in place, dx overwrites dy.
+  if (scale_grad) {
+    const float* x = bottom[0] == top[0] ? saved_input_.gpu_data() : bottom[0]->gpu_data();
+    // A scale bottom's diff is overwritten; a learned scale accumulates.
+    float* ds = scale_from_bottom ? bottom[1]->mutable_gpu_diff() : blobs_[0]->mutable_gpu_diff();
+    SegmentSum(dim_, outer_ * inner_, ScaleGradientTerm{dy, x, dim_, inner_}, 1.0,
+               !scale_from_bottom, ds);
+  }
+  if (bias_grad) {
+    SegmentSum(dim_, outer_ * inner_, ScaleGradientTerm{dy, nullptr, dim_, inner_}, 1.0, true,
+               blobs_[bias_param_id_]->mutable_gpu_diff());
+  }
+  if (propagate_down[0]) {
+    const int64_t count = top[0]->count();
+    ScaleBackwardKernel<<<GridStrideBlocks(count), kCudaThreads>>>(
+        count, dim_, inner_, dy, scale_blob(bottom)->gpu_data(), bottom[0]->mutable_gpu_diff());
+    CUDA_CHECK(cudaPeekAtLastError());
+  }
+}
+
+}  // namespace caffe
