@@ -5,6 +5,8 @@
 // fits convolution_param.cudnn_workspace_limit_mb, that are deterministic where one
 // is (the CPU path is, and tests compare the two), and that use plain FP32 math (no
 // TF32 tensor cores) are taken. The workspace is the thread's shared cuDNN workspace.
+// (cudnnFind*Algorithm allocates what its own trials need while it measures; the limit
+// bounds the workspace of the algorithms kept, which is what every later pass uses.)
 // The CPU passes are the reference ones; geometries cuDNN is not given here (not 2-d,
 // or sizes past int) run the reference GPU path.
 #ifndef CAFFE_LAYERS_CUDNN_CONVOLUTION_LAYER_HPP_
