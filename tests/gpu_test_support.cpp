@@ -77,7 +77,8 @@ void ExpectGpuMatchesCpu(const LayerParameter& param,
                          const std::vector<std::vector<int64_t>>& bottom_shapes,
                          const GpuComparison& options) {
   LayerRun cpu, gpu;
-  Build(param, bottom_shapes, std::make_shared<Context>(), &cpu);
+  Build(options.cpu_param ? *options.cpu_param : param, bottom_shapes, std::make_shared<Context>(),
+        &cpu);
   Build(param, bottom_shapes, MakeGpuContext(0), &gpu);
   for (size_t i = 0; i < bottom_shapes.size(); ++i) {
     if (options.fill_bottom) {

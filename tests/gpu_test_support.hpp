@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,12 +42,17 @@ struct GpuComparison {
   // Which bottoms get a gradient (default: all).
   std::vector<bool> propagate_down;
   bool check_backward = true;
+  // The CPU reference is built from this parameter when set: an engine variant (say
+  // engine: CUDNN) on the GPU is then compared with the reference class (engine: CAFFE)
+  // on the CPU, not with its own inherited CPU path. Weights must have the same shapes.
+  std::optional<LayerParameter> cpu_param;
 };
 
-// Builds `param`'s layer on a CPU context and on a GPU context, gives the GPU one the
-// CPU one's weights, runs Forward on the same bottoms and Backward with the same top
-// diffs (Gaussian; a loss top gets 1), and expects tops, bottom diffs and weight diffs
-// to agree within options.tolerance. Call after SKIP_WITHOUT_GPU().
+// Builds `param`'s layer (options.cpu_param's for the CPU side, when set) on a CPU
+// context and on a GPU context, gives the GPU one the CPU one's weights, runs Forward on
+// the same bottoms and Backward with the same top diffs (Gaussian; a loss top gets 1),
+// and expects tops, bottom diffs and weight diffs to agree within options.tolerance.
+// Call after SKIP_WITHOUT_GPU().
 void ExpectGpuMatchesCpu(const LayerParameter& param,
                          const std::vector<std::vector<int64_t>>& bottom_shapes,
                          const GpuComparison& options = GpuComparison());

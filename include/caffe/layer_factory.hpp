@@ -1,6 +1,11 @@
 // Layers register a creator under their `type` string; nets create them by name.
 // The layer library is linked whole-archive so every registration survives static
 // linking (see CMakeLists.txt).
+//
+// Creation is told the Mode the layer will run in, because the best engine depends on
+// it: DEFAULT means cuDNN for a GPU net and the measured CPU choice for a CPU net (see
+// layer_engines.cpp). The mode is passed as a value rather than read from the layer's
+// Context because the context is attached only after the layer exists.
 #ifndef CAFFE_LAYER_FACTORY_HPP_
 #define CAFFE_LAYER_FACTORY_HPP_
 
@@ -19,11 +24,19 @@ class Layer;
 
 class LayerRegistry {
  public:
-  using Creator = std::function<shared_ptr<Layer>(const LayerParameter&)>;
+  using Creator = std::function<shared_ptr<Layer>(const LayerParameter&, Mode)>;
+  // Most layer types have one class for every mode.
+  using ModelessCreator = std::function<shared_ptr<Layer>(const LayerParameter&)>;
 
   static void AddCreator(const string& type, Creator creator);
+  static void AddCreator(const string& type, ModelessCreator creator);
   // Throws caffe::Error listing the known types when `param.type()` is unknown.
-  static shared_ptr<Layer> CreateLayer(const LayerParameter& param);
+  // `mode` is the mode of the context the layer will be given (Net passes its own).
+  static shared_ptr<Layer> CreateLayer(const LayerParameter& param, Mode mode);
+  // A layer for a CPU context: what layers built outside a net have always been.
+  static shared_ptr<Layer> CreateLayer(const LayerParameter& param) {
+    return CreateLayer(param, Mode::CPU);
+  }
   static vector<string> LayerTypeList();
   static bool IsRegistered(const string& type);
 
@@ -35,6 +48,9 @@ struct LayerRegisterer {
   LayerRegisterer(const string& type, LayerRegistry::Creator creator) {
     LayerRegistry::AddCreator(type, std::move(creator));
   }
+  LayerRegisterer(const string& type, LayerRegistry::ModelessCreator creator) {
+    LayerRegistry::AddCreator(type, std::move(creator));
+  }
 };
 
 // REGISTER_LAYER_CLASS(Convolution) registers ConvolutionLayer as "Convolution".
@@ -44,7 +60,8 @@ struct LayerRegisterer {
         return std::make_shared<type##Layer>(param);                                  \
       })
 
-// For layers whose creator picks among engines.
+// For layers whose creator picks among engines: `creator` takes (const LayerParameter&,
+// Mode), or only the parameter when the mode does not matter.
 #define REGISTER_LAYER_CREATOR(type, creator) \
   static ::caffe::LayerRegisterer g_layer_registerer_##type(#type, creator)
 

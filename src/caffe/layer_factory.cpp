@@ -14,6 +14,12 @@ void LayerRegistry::AddCreator(const string& type, Creator creator) {
   Registry()[type] = std::move(creator);
 }
 
+void LayerRegistry::AddCreator(const string& type, ModelessCreator creator) {
+  AddCreator(type, [creator = std::move(creator)](const LayerParameter& param, Mode) {
+    return creator(param);
+  });
+}
+
 bool LayerRegistry::IsRegistered(const string& type) { return Registry().count(type) > 0; }
 
 vector<string> LayerRegistry::LayerTypeList() {
@@ -22,7 +28,7 @@ vector<string> LayerRegistry::LayerTypeList() {
   return types;
 }
 
-shared_ptr<Layer> LayerRegistry::CreateLayer(const LayerParameter& param) {
+shared_ptr<Layer> LayerRegistry::CreateLayer(const LayerParameter& param, Mode mode) {
   auto it = Registry().find(param.type());
   if (it == Registry().end()) {
     std::ostringstream known;
@@ -34,7 +40,7 @@ shared_ptr<Layer> LayerRegistry::CreateLayer(const LayerParameter& param) {
     ErrorBuilder() << "layer '" << param.name() << "': unknown layer type '" << param.type()
                    << "' (known types: " << known.str() << ")";
   }
-  return it->second(param);
+  return it->second(param, mode);
 }
 
 }  // namespace caffe

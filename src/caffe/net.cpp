@@ -170,7 +170,8 @@ void Net::Init(const NetParameter& in_param) {
         << source_ << ": layer '" << layer_param->name()
         << "': propagate_down must be given once per bottom";
     try {
-      layers_.push_back(LayerRegistry::CreateLayer(*layer_param));
+      // The context's mode picks the engine where DEFAULT depends on it (cuDNN on a GPU).
+      layers_.push_back(LayerRegistry::CreateLayer(*layer_param, context_->mode()));
     } catch (const Error& e) {
       Fail() << e.what();
     }

@@ -58,6 +58,8 @@ class PoolingLayer : public Layer {
   void BackwardStochasticTrain(const float* dy, float* dx);
   void BackwardStochasticTest(const float* dy, const float* x, float* dx);
 
+ protected:
+  // The geometry, also read by engine variants (cuDNN) to describe the same pooling.
   PoolingParameter::PoolMethod method_ = PoolingParameter::MAX;
   bool global_pooling_ = false;
   bool ceil_mode_ = true;
@@ -67,6 +69,8 @@ class PoolingLayer : public Layer {
   int planes_ = 0;  // num * channels: every plane is pooled independently
   int height_ = 0, width_ = 0;
   int pooled_height_ = 0, pooled_width_ = 0;
+
+ private:
   // Bottom index (h * W + w within its plane) each output came from: MAX without a
   // mask top, and STOCHASTIC in TRAIN. -1 for an empty window.
   vector<int> source_index_;

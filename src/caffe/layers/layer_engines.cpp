@@ -1,14 +1,26 @@
 // Registers the layer types that come in several engines and picks one per layer from
-// its `engine` field:
-//   CAFFE    the reference implementation (im2col + GEMM, plain loops).
+// its `engine` field and the mode the layer is created for:
+//   CAFFE    the reference implementation (im2col + GEMM, plain loops; own kernels on
+//            the GPU).
 //   DNNL     oneDNN on the CPU; a caffe::Error naming the layer when the build has no
 //            oneDNN (USE_DNNL off).
-//   DEFAULT  DNNL where it is built and was measured faster for that layer type
-//            (kDnnlIsFaster below, from bench/conv_engine_bench.cpp), else CAFFE.
+//   CUDNN    cuDNN on the GPU (Convolution, Pooling, LRN, ReLU, Sigmoid, TanH, Softmax,
+//            BatchNorm); a caffe::Error naming the layer when the build has no cuDNN
+//            (USE_CUDNN off). The cuDNN classes derive from the reference ones, so a
+//            CPU-mode net with `engine: CUDNN` runs the reference CPU code. Types with no
+//            cuDNN class (Deconvolution) get the reference layer.
+//   DEFAULT  for a GPU net, CUDNN where it is built and the type has a cuDNN class, else
+//            CAFFE (the reference layer has the device kernels; the DNNL classes have
+//            none). For a CPU net, DNNL where it is built and was measured faster for that
+//            layer type (kDnnlIsFaster below, from bench/conv_engine_bench.cpp), else CAFFE.
+// The mode comes from LayerRegistry::CreateLayer(param, mode), which Net calls with its
+// context's mode: a creator cannot read the context, which a layer gets only after it
+// exists. Layers made without a mode (tests, tools) are made for the CPU, as before.
 // InnerProduct has no engine field (BVLC's schema has none); it follows DEFAULT, which
 // is CAFFE for it unless CAFFE_DEFAULT_ENGINE=DNNL.
-// The environment variable CAFFE_DEFAULT_ENGINE=CAFFE or =DNNL overrides what DEFAULT
-// means for all of these types, to compare engines on a whole net without editing it.
+// The environment variable CAFFE_DEFAULT_ENGINE=CAFFE, =DNNL or =CUDNN overrides what
+// DEFAULT means for all of these types, in either mode, to compare engines on a whole
+// net without editing it.
 #include <cstdlib>
 #include <cstring>
 
@@ -20,6 +32,9 @@
 #include "caffe/layers/lrn_layer.hpp"
 #include "caffe/layers/pooling_layer.hpp"
 #include "caffe/layers/relu_layer.hpp"
+#include "caffe/layers/sigmoid_layer.hpp"
+#include "caffe/layers/softmax_layer.hpp"
+#include "caffe/layers/tanh_layer.hpp"
 
 #ifdef USE_DNNL
 #include "caffe/layers/dnnl_batch_norm_layer.hpp"
@@ -29,6 +44,17 @@
 #include "caffe/layers/dnnl_lrn_layer.hpp"
 #include "caffe/layers/dnnl_pooling_layer.hpp"
 #include "caffe/layers/dnnl_relu_layer.hpp"
+#endif
+
+#ifdef USE_CUDNN
+#include "caffe/layers/cudnn_batch_norm_layer.hpp"
+#include "caffe/layers/cudnn_convolution_layer.hpp"
+#include "caffe/layers/cudnn_lrn_layer.hpp"
+#include "caffe/layers/cudnn_pooling_layer.hpp"
+#include "caffe/layers/cudnn_relu_layer.hpp"
+#include "caffe/layers/cudnn_sigmoid_layer.hpp"
+#include "caffe/layers/cudnn_softmax_layer.hpp"
+#include "caffe/layers/cudnn_tanh_layer.hpp"
 #endif
 
 namespace caffe {
@@ -45,11 +71,23 @@ static_assert(PoolingParameter::DNNL == kDnnl && LRNParameter::DNNL == kDnnl &&
                   PoolingParameter::CAFFE == kCaffe && LRNParameter::CAFFE == kCaffe &&
                   ReLUParameter::CAFFE == kCaffe && BatchNormParameter::CAFFE == kCaffe,
               "engine enums must agree across layer parameters");
+static_assert(PoolingParameter::CUDNN == kCudnn && LRNParameter::CUDNN == kCudnn &&
+                  ReLUParameter::CUDNN == kCudnn && BatchNormParameter::CUDNN == kCudnn &&
+                  SigmoidParameter::CUDNN == kCudnn && TanHParameter::CUDNN == kCudnn &&
+                  SoftmaxParameter::CUDNN == kCudnn && SigmoidParameter::CAFFE == kCaffe &&
+                  TanHParameter::CAFFE == kCaffe && SoftmaxParameter::CAFFE == kCaffe,
+              "engine enums must agree across layer parameters");
 
 #ifdef USE_DNNL
 constexpr bool kHaveDnnl = true;
 #else
 constexpr bool kHaveDnnl = false;
+#endif
+
+#ifdef USE_CUDNN
+constexpr bool kHaveCudnn = true;
+#else
+constexpr bool kHaveCudnn = false;
 #endif
 
 // Which layer types DEFAULT sends to oneDNN, from bench/conv_engine_bench (forward +
@@ -87,17 +125,30 @@ int DefaultOverride(const LayerParameter& param) {
   if (value == nullptr || *value == '\0' || std::strcmp(value, "DEFAULT") == 0) return kDefault;
   if (std::strcmp(value, "CAFFE") == 0) return kCaffe;
   if (std::strcmp(value, "DNNL") == 0) return kDnnl;
+  if (std::strcmp(value, "CUDNN") == 0) return kCudnn;
   ErrorBuilder() << "layer '" << param.name() << "' (" << param.type()
-                 << "): environment variable CAFFE_DEFAULT_ENGINE must be CAFFE, DNNL or "
-                    "DEFAULT, found '"
+                 << "): environment variable CAFFE_DEFAULT_ENGINE must be CAFFE, DNNL, CUDNN "
+                    "or DEFAULT, found '"
                  << value << "'";
 }
 
-// Resolves `engine` (a value of the layer's Engine enum) to kCaffe or kDnnl.
-int ChooseEngine(const LayerParameter& param, int engine, bool dnnl_is_faster) {
+// What a layer type offers besides the reference class.
+struct Variants {
+  bool dnnl_is_faster;  // DEFAULT on the CPU picks oneDNN (false: no DNNL class, or slower)
+  bool has_cudnn;       // there is a cuDNN class; DEFAULT on the GPU picks it
+};
+
+// Resolves `engine` (a value of the layer's Engine enum) to kCaffe, kDnnl or kCudnn.
+int ChooseEngine(const LayerParameter& param, int engine, Mode mode, Variants variants) {
   if (engine == kDefault) {
     engine = DefaultOverride(param);
-    if (engine == kDefault) engine = kHaveDnnl && dnnl_is_faster ? kDnnl : kCaffe;
+    if (engine == kDefault) {
+      if (mode == Mode::GPU) {
+        engine = kHaveCudnn && variants.has_cudnn ? kCudnn : kCaffe;
+      } else {
+        engine = kHaveDnnl && variants.dnnl_is_faster ? kDnnl : kCaffe;
+      }
+    }
   }
   if (engine == kDnnl) {
     CAFFE_REQUIRE(kHaveDnnl) << "layer '" << param.name() << "' (" << param.type()
@@ -107,88 +158,105 @@ int ChooseEngine(const LayerParameter& param, int engine, bool dnnl_is_faster) {
   }
   if (engine == kCaffe) return kCaffe;
   if (engine == kCudnn) {
-    // The CUDNN variants are GPU-side; on the host they are the reference code, which
-    // is also what a CPU-mode net with a cuDNN prototxt should run.
-    return kCaffe;
+    CAFFE_REQUIRE(kHaveCudnn) << "layer '" << param.name() << "' (" << param.type()
+                              << "): engine CUDNN requested, but this build has no cuDNN "
+                                 "(configure with CPU_ONLY=OFF, nvcc and libcudnn installed)";
+    // A type without a cuDNN class runs the reference layer (its GPU path), as BVLC
+    // Caffe did for such prototxts.
+    return variants.has_cudnn ? kCudnn : kCaffe;
   }
   ErrorBuilder() << "layer '" << param.name() << "' (" << param.type() << "): unknown engine "
                  << engine;
 }
 
-template <typename Reference, typename Dnnl>
-shared_ptr<Layer> Create(const LayerParameter& param, int engine, bool dnnl_is_faster) {
-  if (ChooseEngine(param, engine, dnnl_is_faster) == kDnnl) return std::make_shared<Dnnl>(param);
-  return std::make_shared<Reference>(param);
+template <typename Reference, typename Dnnl, typename Cudnn>
+shared_ptr<Layer> Create(const LayerParameter& param, int engine, Mode mode, Variants variants) {
+  switch (ChooseEngine(param, engine, mode, variants)) {
+    case kDnnl:
+      return std::make_shared<Dnnl>(param);
+    case kCudnn:
+      return std::make_shared<Cudnn>(param);
+    default:
+      return std::make_shared<Reference>(param);
+  }
 }
 
-// Without oneDNN the "Dnnl" aliases name the reference classes only so that this
-// compiles: ChooseEngine throws before one would be made.
-shared_ptr<Layer> CreateConvolutionLayer(const LayerParameter& param) {
+// Without oneDNN (cuDNN) the "Dnnl" ("Cudnn") aliases name the reference classes only so
+// that this compiles: ChooseEngine throws before one would be made. Types with no
+// variant of an engine alias it the same way and say so in their Variants.
 #ifdef USE_DNNL
-  using Dnnl = DnnlConvolutionLayer;
+#define CAFFE_DNNL_CLASS(dnnl, reference) dnnl
 #else
-  using Dnnl = ConvolutionLayer;
+#define CAFFE_DNNL_CLASS(dnnl, reference) reference
 #endif
-  return Create<ConvolutionLayer, Dnnl>(param, param.convolution_param().engine(),
-                                        kDnnlIsFaster.convolution);
+#ifdef USE_CUDNN
+#define CAFFE_CUDNN_CLASS(cudnn, reference) cudnn
+#else
+#define CAFFE_CUDNN_CLASS(cudnn, reference) reference
+#endif
+
+shared_ptr<Layer> CreateConvolutionLayer(const LayerParameter& param, Mode mode) {
+  return Create<ConvolutionLayer, CAFFE_DNNL_CLASS(DnnlConvolutionLayer, ConvolutionLayer),
+                CAFFE_CUDNN_CLASS(CudnnConvolutionLayer, ConvolutionLayer)>(
+      param, param.convolution_param().engine(), mode,
+      {kDnnlIsFaster.convolution, /*has_cudnn=*/true});
 }
 
-shared_ptr<Layer> CreateDeconvolutionLayer(const LayerParameter& param) {
-#ifdef USE_DNNL
-  using Dnnl = DnnlDeconvolutionLayer;
-#else
-  using Dnnl = DeconvolutionLayer;
-#endif
-  return Create<DeconvolutionLayer, Dnnl>(param, param.convolution_param().engine(),
-                                          kDnnlIsFaster.deconvolution);
+shared_ptr<Layer> CreateDeconvolutionLayer(const LayerParameter& param, Mode mode) {
+  return Create<DeconvolutionLayer, CAFFE_DNNL_CLASS(DnnlDeconvolutionLayer, DeconvolutionLayer),
+                DeconvolutionLayer>(param, param.convolution_param().engine(), mode,
+                                    {kDnnlIsFaster.deconvolution, /*has_cudnn=*/false});
 }
 
-shared_ptr<Layer> CreateInnerProductLayer(const LayerParameter& param) {
-#ifdef USE_DNNL
-  using Dnnl = DnnlInnerProductLayer;
-#else
-  using Dnnl = InnerProductLayer;
-#endif
-  return Create<InnerProductLayer, Dnnl>(param, kDefault, kDnnlIsFaster.inner_product);
+shared_ptr<Layer> CreateInnerProductLayer(const LayerParameter& param, Mode mode) {
+  return Create<InnerProductLayer, CAFFE_DNNL_CLASS(DnnlInnerProductLayer, InnerProductLayer),
+                InnerProductLayer>(param, kDefault, mode,
+                                   {kDnnlIsFaster.inner_product, /*has_cudnn=*/false});
 }
 
-shared_ptr<Layer> CreatePoolingLayer(const LayerParameter& param) {
-#ifdef USE_DNNL
-  using Dnnl = DnnlPoolingLayer;
-#else
-  using Dnnl = PoolingLayer;
-#endif
-  return Create<PoolingLayer, Dnnl>(param, param.pooling_param().engine(),
-                                    kDnnlIsFaster.pooling);
+shared_ptr<Layer> CreatePoolingLayer(const LayerParameter& param, Mode mode) {
+  return Create<PoolingLayer, CAFFE_DNNL_CLASS(DnnlPoolingLayer, PoolingLayer),
+                CAFFE_CUDNN_CLASS(CudnnPoolingLayer, PoolingLayer)>(
+      param, param.pooling_param().engine(), mode, {kDnnlIsFaster.pooling, /*has_cudnn=*/true});
 }
 
-shared_ptr<Layer> CreateLRNLayer(const LayerParameter& param) {
-#ifdef USE_DNNL
-  using Dnnl = DnnlLRNLayer;
-#else
-  using Dnnl = LRNLayer;
-#endif
-  return Create<LRNLayer, Dnnl>(param, param.lrn_param().engine(), kDnnlIsFaster.lrn);
+shared_ptr<Layer> CreateLRNLayer(const LayerParameter& param, Mode mode) {
+  return Create<LRNLayer, CAFFE_DNNL_CLASS(DnnlLRNLayer, LRNLayer),
+                CAFFE_CUDNN_CLASS(CudnnLRNLayer, LRNLayer)>(
+      param, param.lrn_param().engine(), mode, {kDnnlIsFaster.lrn, /*has_cudnn=*/true});
 }
 
-shared_ptr<Layer> CreateReLULayer(const LayerParameter& param) {
-#ifdef USE_DNNL
-  using Dnnl = DnnlReLULayer;
-#else
-  using Dnnl = ReLULayer;
-#endif
-  return Create<ReLULayer, Dnnl>(param, param.relu_param().engine(), kDnnlIsFaster.relu);
+shared_ptr<Layer> CreateReLULayer(const LayerParameter& param, Mode mode) {
+  return Create<ReLULayer, CAFFE_DNNL_CLASS(DnnlReLULayer, ReLULayer),
+                CAFFE_CUDNN_CLASS(CudnnReLULayer, ReLULayer)>(
+      param, param.relu_param().engine(), mode, {kDnnlIsFaster.relu, /*has_cudnn=*/true});
 }
 
-shared_ptr<Layer> CreateBatchNormLayer(const LayerParameter& param) {
-#ifdef USE_DNNL
-  using Dnnl = DnnlBatchNormLayer;
-#else
-  using Dnnl = BatchNormLayer;
-#endif
-  return Create<BatchNormLayer, Dnnl>(param, param.batch_norm_param().engine(),
-                                      kDnnlIsFaster.batch_norm && NumThreads() == 1);
+shared_ptr<Layer> CreateBatchNormLayer(const LayerParameter& param, Mode mode) {
+  return Create<BatchNormLayer, CAFFE_DNNL_CLASS(DnnlBatchNormLayer, BatchNormLayer),
+                CAFFE_CUDNN_CLASS(CudnnBatchNormLayer, BatchNormLayer)>(
+      param, param.batch_norm_param().engine(), mode,
+      {kDnnlIsFaster.batch_norm && NumThreads() == 1, /*has_cudnn=*/true});
 }
+
+// No oneDNN variants: their Engine enums have no DNNL value.
+shared_ptr<Layer> CreateSigmoidLayer(const LayerParameter& param, Mode mode) {
+  return Create<SigmoidLayer, SigmoidLayer, CAFFE_CUDNN_CLASS(CudnnSigmoidLayer, SigmoidLayer)>(
+      param, param.sigmoid_param().engine(), mode, {/*dnnl_is_faster=*/false, /*has_cudnn=*/true});
+}
+
+shared_ptr<Layer> CreateTanHLayer(const LayerParameter& param, Mode mode) {
+  return Create<TanHLayer, TanHLayer, CAFFE_CUDNN_CLASS(CudnnTanHLayer, TanHLayer)>(
+      param, param.tanh_param().engine(), mode, {/*dnnl_is_faster=*/false, /*has_cudnn=*/true});
+}
+
+shared_ptr<Layer> CreateSoftmaxLayer(const LayerParameter& param, Mode mode) {
+  return Create<SoftmaxLayer, SoftmaxLayer, CAFFE_CUDNN_CLASS(CudnnSoftmaxLayer, SoftmaxLayer)>(
+      param, param.softmax_param().engine(), mode, {/*dnnl_is_faster=*/false, /*has_cudnn=*/true});
+}
+
+#undef CAFFE_DNNL_CLASS
+#undef CAFFE_CUDNN_CLASS
 
 }  // namespace
 
@@ -199,5 +267,8 @@ REGISTER_LAYER_CREATOR(Pooling, CreatePoolingLayer);
 REGISTER_LAYER_CREATOR(LRN, CreateLRNLayer);
 REGISTER_LAYER_CREATOR(ReLU, CreateReLULayer);
 REGISTER_LAYER_CREATOR(BatchNorm, CreateBatchNormLayer);
+REGISTER_LAYER_CREATOR(Sigmoid, CreateSigmoidLayer);
+REGISTER_LAYER_CREATOR(TanH, CreateTanHLayer);
+REGISTER_LAYER_CREATOR(Softmax, CreateSoftmaxLayer);
 
 }  // namespace caffe

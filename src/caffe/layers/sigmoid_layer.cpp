@@ -30,6 +30,6 @@ void SigmoidLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& pr
   });
 }
 
-REGISTER_LAYER_CLASS(Sigmoid);
+// Registered in layer_engines.cpp, which picks between this and its engine variants.
 
 }  // namespace caffe

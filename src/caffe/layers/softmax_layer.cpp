@@ -74,6 +74,6 @@ void SoftmaxLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& pr
   }
 }
 
-REGISTER_LAYER_CLASS(Softmax);
+// Registered in layer_engines.cpp, which picks between this and its engine variants.
 
 }  // namespace caffe

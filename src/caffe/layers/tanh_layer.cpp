@@ -29,6 +29,6 @@ void TanHLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propa
   });
 }
 
-REGISTER_LAYER_CLASS(TanH);
+// Registered in layer_engines.cpp, which picks between this and its engine variants.
 
 }  // namespace caffe
