@@ -4,8 +4,11 @@
 #include <cmath>
 #include <sstream>
 
+#include <google/protobuf/message.h>
+
 #include "caffe/layer.hpp"
 #include "caffe/layer_factory.hpp"
+#include "caffe/syncedmem.hpp"
 #include "caffe/util/device_alternate.hpp"
 #include "test_util.hpp"
 
@@ -37,9 +40,39 @@ struct LayerRun {
   std::vector<Blob*> bottom_ptrs, top_ptrs;
 };
 
+// The engine-bearing parameter of the layer types that come in several engines.
+google::protobuf::Message* EngineParam(LayerParameter* param) {
+  const std::string& type = param->type();
+  if (type == "Convolution" || type == "Deconvolution") return param->mutable_convolution_param();
+  if (type == "Pooling") return param->mutable_pooling_param();
+  if (type == "LRN") return param->mutable_lrn_param();
+  if (type == "ReLU") return param->mutable_relu_param();
+  if (type == "Sigmoid") return param->mutable_sigmoid_param();
+  if (type == "TanH") return param->mutable_tanh_param();
+  if (type == "Softmax") return param->mutable_softmax_param();
+  if (type == "BatchNorm") return param->mutable_batch_norm_param();
+  return nullptr;
+}
+
+// DEFAULT means different classes in CPU and GPU mode (oneDNN, cuDNN); a comparison
+// must test the code its parameter names, so DEFAULT is pinned to the reference
+// engine on both sides. Tests of another engine name it (engine: CUDNN).
+LayerParameter PinDefaultEngine(const LayerParameter& param) {
+  LayerParameter pinned = param;
+  google::protobuf::Message* engine_param = EngineParam(&pinned);
+  if (engine_param == nullptr) return pinned;
+  const auto* field = engine_param->GetDescriptor()->FindFieldByName("engine");
+  const auto* reflection = engine_param->GetReflection();
+  if (field != nullptr && reflection->GetEnumValue(*engine_param, field) ==
+                              ConvolutionParameter::DEFAULT) {
+    reflection->SetEnumValue(engine_param, field, ConvolutionParameter::CAFFE);
+  }
+  return pinned;
+}
+
 void Build(const LayerParameter& param, const std::vector<std::vector<int64_t>>& shapes,
            std::shared_ptr<Context> context, LayerRun* run) {
-  run->layer = LayerRegistry::CreateLayer(param);
+  run->layer = LayerRegistry::CreateLayer(PinDefaultEngine(param), context->mode());
   run->layer->set_context(std::move(context));
   for (const auto& shape : shapes) {
     run->bottoms.push_back(std::make_unique<Blob>(shape));
@@ -102,6 +135,16 @@ void ExpectGpuMatchesCpu(const LayerParameter& param,
   cpu.layer->Forward(cpu.bottom_ptrs, cpu.top_ptrs);
   gpu.layer->Forward(gpu.bottom_ptrs, gpu.top_ptrs);
   const std::string layer = param.type() + " layer '" + param.name() + "'";
+  if (options.expect_device_output) {
+    // A GPU path writes its tops through mutable_gpu_data; the host fallback would
+    // leave them at the CPU and the comparison below would pass without a kernel run.
+    // A scalar top (a loss) may be written from the host after a device reduction.
+    for (size_t t = 0; t < gpu.tops.size(); ++t) {
+      if (gpu.tops[t]->count() <= 1) continue;
+      EXPECT_EQ(gpu.tops[t]->data()->head(), SyncedMemory::AT_GPU)
+          << layer << " top " << t << " was not produced on the device (host fallback?)";
+    }
+  }
   for (size_t t = 0; t < cpu.tops.size(); ++t) {
     ASSERT_EQ(cpu.tops[t]->shape(), gpu.tops[t]->shape()) << layer << " top " << t;
     ExpectClose(cpu.tops[t]->cpu_data(), gpu.tops[t]->cpu_data(), cpu.tops[t]->count(),

@@ -42,13 +42,20 @@ struct GpuComparison {
   // Which bottoms get a gradient (default: all).
   std::vector<bool> propagate_down;
   bool check_backward = true;
+  // Expect every top of more than one element to be written on the device. Off only
+  // for layers that share their bottom's memory (Flatten, Reshape) or that run on the
+  // host by design (STOCHASTIC pooling, n-d convolution).
+  bool expect_device_output = true;
   // The CPU reference is built from this parameter when set: an engine variant (say
   // engine: CUDNN) on the GPU is then compared with the reference class (engine: CAFFE)
   // on the CPU, not with its own inherited CPU path. Weights must have the same shapes.
   std::optional<LayerParameter> cpu_param;
 };
 
-// Builds `param`'s layer (options.cpu_param's for the CPU side, when set) on a CPU
+// A DEFAULT engine is pinned to CAFFE on both sides (DEFAULT picks oneDNN on the CPU
+// and cuDNN on the GPU, which would change the code under test unnoticed); tests of
+// another engine name it. Builds `param`'s layer (options.cpu_param's for the CPU
+// side, when set) on a CPU
 // context and on a GPU context, gives the GPU one the CPU one's weights, runs Forward on
 // the same bottoms and Backward with the same top diffs (Gaussian; a loss top gets 1),
 // and expects tops, bottom diffs and weight diffs to agree within options.tolerance.
