@@ -22,19 +22,13 @@ __global__ void ElementwiseKernel(int64_t n, Op op) {
   }
 }
 
-// Enough blocks to fill an H100/H200 many times over; past that, threads loop.
-constexpr long long kElementwiseMaxBlocks = 16384;
-
 // Runs op(i) for every i in [0, n) on the default stream. Op is a small struct of
 // pointers and parameters with a `__device__ void operator()(int64_t i) const`
 // (plain structs, since device lambdas would need nvcc's --extended-lambda).
 template <typename Op>
 void LaunchElementwise(int64_t n, const Op& op) {
   if (n <= 0) return;
-  // The cap is applied in 64 bits: CudaBlocks(n) narrows to int first.
-  const long long wanted = (static_cast<long long>(n) + kCudaThreads - 1) / kCudaThreads;
-  const int blocks = static_cast<int>(std::min(wanted, kElementwiseMaxBlocks));
-  ElementwiseKernel<<<blocks, kCudaThreads>>>(n, op);
+  ElementwiseKernel<<<CudaGridBlocks(n), kCudaThreads>>>(n, op);
   CUDA_CHECK(cudaPeekAtLastError());
 }
 

@@ -27,6 +27,16 @@ constexpr int kCudaThreads = 256;
 inline int CudaBlocks(long long n) {
   return static_cast<int>((n + kCudaThreads - 1) / kCudaThreads);
 }
+// Blocks for a grid-stride kernel over n items, the one launch shape every kernel of
+// the project uses: enough to fill an H100/H200 many times over (past that, each
+// thread loops over several items; a larger grid only adds scheduling work), at
+// least one so a launch for n == 0 is still valid, and computed in 64 bits (CudaBlocks
+// narrows to int, which a blob of more than 2^39 elements would overflow).
+constexpr long long kCudaMaxBlocks = 16384;
+inline int CudaGridBlocks(long long n) {
+  const long long wanted = (n + kCudaThreads - 1) / kCudaThreads;
+  return static_cast<int>(wanted < 1 ? 1 : (wanted > kCudaMaxBlocks ? kCudaMaxBlocks : wanted));
+}
 }  // namespace caffe
 #endif
 

@@ -1,5 +1,5 @@
-// Building blocks for the layers' own CUDA kernels (include from .cu files only):
-// a bounded grid for grid-stride loops, and a deterministic per-segment sum. The sum
+// Building blocks for the project's own CUDA kernels (include from .cu files only):
+// the grid-stride loop, a strided block copy, and a deterministic per-segment sum. The sum
 // is the reason this exists: loss totals, bias/scale gradients and per-group
 // statistics must come out the same on every run, so they reduce in double through a
 // fixed tree in one block per segment rather than with float atomics.
@@ -15,20 +15,11 @@
 
 namespace caffe {
 
-// Blocks for a grid-stride loop over n items: enough to fill the device many times
-// over, never more (a larger grid only adds scheduling work), and at least one so a
-// launch for n == 0 is still valid.
-inline int GridStrideBlocks(int64_t n) {
-  return static_cast<int>(std::min<int64_t>(std::max(CudaBlocks(n), 1), 8192));
-}
-
-// First index and stride of a 1-d grid-stride loop, in 64 bits.
-__device__ inline int64_t GridStrideStart() {
-  return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-}
-__device__ inline int64_t GridStrideStep() {
-  return static_cast<int64_t>(blockDim.x) * gridDim.x;
-}
+// The index loop of a grid-stride kernel (launched with CudaGridBlocks(n) blocks of
+// kCudaThreads), in 64 bits.
+#define CUDA_GRID_STRIDE_LOOP(i, n)                                                   \
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
+       i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
 // Copies `blocks` runs of `block` elements: run b goes from src + b * src_stride to
 // dst + b * dst_stride (offsets are folded into the pointers by the caller). Concat
@@ -37,7 +28,7 @@ __device__ inline int64_t GridStrideStep() {
 template <typename T>
 __global__ void CopyBlocksKernel(int64_t n, int64_t block, int64_t src_stride,
                                  int64_t dst_stride, const T* src, T* dst) {
-  for (int64_t i = GridStrideStart(); i < n; i += GridStrideStep()) {
+  CUDA_GRID_STRIDE_LOOP(i, n) {
     const int64_t b = i / block, r = i % block;
     dst[b * dst_stride + r] = src[b * src_stride + r];
   }
@@ -48,7 +39,7 @@ inline void CopyBlocks(int64_t blocks, int64_t block, int64_t src_stride, int64_
   const int64_t n = blocks * block;
   if (n == 0) return;
   CopyBlocksKernel<float>
-      <<<GridStrideBlocks(n), kCudaThreads>>>(n, block, src_stride, dst_stride, src, dst);
+      <<<CudaGridBlocks(n), kCudaThreads>>>(n, block, src_stride, dst_stride, src, dst);
   CUDA_CHECK(cudaPeekAtLastError());
 }
 

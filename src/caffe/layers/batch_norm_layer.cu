@@ -10,7 +10,7 @@
 #include <cmath>
 
 #include "caffe/layers/batch_norm_layer.hpp"
-#include "caffe/util/cuda_grid.cuh"
+#include "caffe/util/device_kernels.cuh"
 
 namespace caffe {
 

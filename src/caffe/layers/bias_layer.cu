@@ -10,7 +10,7 @@ namespace {
 
 __global__ void BiasForwardKernel(int64_t n, int64_t dim, int64_t inner, const float* x,
                                   const float* bias, float* y) {
-  for (int64_t i = GridStrideStart(); i < n; i += GridStrideStep()) {
+  CUDA_GRID_STRIDE_LOOP(i, n) {
     y[i] = x[i] + bias[(i / inner) % dim];
   }
 }
@@ -29,7 +29,7 @@ struct BiasGradientTerm {
 void BiasLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
   const float* bias = (bottom.size() > 1 ? bottom[1] : blobs_[0].get())->gpu_data();
   const int64_t count = top[0]->count();
-  BiasForwardKernel<<<GridStrideBlocks(count), kCudaThreads>>>(
+  BiasForwardKernel<<<CudaGridBlocks(count), kCudaThreads>>>(
       count, dim_, inner_, bottom[0]->gpu_data(), bias, top[0]->mutable_gpu_data());
   CUDA_CHECK(cudaPeekAtLastError());
 }

@@ -39,7 +39,7 @@ struct ContrastiveTerm {
 __global__ void ContrastiveBackwardKernel(int64_t count, int64_t dim, float g, float margin,
                                           bool legacy, const float* similar,
                                           const float* dist_sq, const float* diff, float* dx) {
-  for (int64_t i = GridStrideStart(); i < count; i += GridStrideStep()) {
+  CUDA_GRID_STRIDE_LOOP(i, count) {
     const int64_t n = i / dim;
     float factor;
     if (static_cast<int>(similar[n]) != 0) {
@@ -83,7 +83,7 @@ void ContrastiveLossLayer::Backward_gpu(const vector<Blob*>& top,
     // d loss / d a = g (a - b) * factor; b gets the opposite sign.
     const float g = (side == 0 ? 1.f : -1.f) * top[0]->cpu_diff()[0] /
                     static_cast<float>(std::max<int64_t>(num_, 1));
-    ContrastiveBackwardKernel<<<GridStrideBlocks(count), kCudaThreads>>>(
+    ContrastiveBackwardKernel<<<CudaGridBlocks(count), kCudaThreads>>>(
         count, dim_, g, p.margin(), p.legacy_version(), bottom[2]->gpu_data(),
         dist_sq_gpu_.gpu_data(), diff_.gpu_data(), bottom[side]->mutable_gpu_diff());
     CUDA_CHECK(cudaPeekAtLastError());

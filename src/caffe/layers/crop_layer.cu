@@ -29,7 +29,7 @@ __device__ int64_t BottomIndex(const CropGeometry& g, int64_t top_index) {
 // to_top: y[top] = x[bottom] (forward); otherwise dx[bottom] = dy[top] (backward).
 __global__ void CropCopyKernel(int64_t n, CropGeometry g, bool to_top, const float* from,
                                float* to) {
-  for (int64_t i = GridStrideStart(); i < n; i += GridStrideStep()) {
+  CUDA_GRID_STRIDE_LOOP(i, n) {
     const int64_t b = BottomIndex(g, i);
     if (to_top) {
       to[i] = from[b];
@@ -57,7 +57,7 @@ CropGeometry Geometry(const Blob& top, const Blob& bottom, const vector<int64_t>
 void CropLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
   const int64_t count = top[0]->count();
   if (count == 0) return;
-  CropCopyKernel<<<GridStrideBlocks(count), kCudaThreads>>>(
+  CropCopyKernel<<<CudaGridBlocks(count), kCudaThreads>>>(
       count, Geometry(*top[0], *bottom[0], offsets_), true, bottom[0]->gpu_data(),
       top[0]->mutable_gpu_data());
   CUDA_CHECK(cudaPeekAtLastError());
@@ -70,7 +70,7 @@ void CropLayer::Backward_gpu(const vector<Blob*>& top, const vector<bool>& propa
   math::gpu_set(bottom[0]->count(), 0.f, dx);  // the cropped-away part gets no gradient
   const int64_t count = top[0]->count();
   if (count == 0) return;
-  CropCopyKernel<<<GridStrideBlocks(count), kCudaThreads>>>(
+  CropCopyKernel<<<CudaGridBlocks(count), kCudaThreads>>>(
       count, Geometry(*top[0], *bottom[0], offsets_), false, top[0]->gpu_diff(), dx);
   CUDA_CHECK(cudaPeekAtLastError());
 }

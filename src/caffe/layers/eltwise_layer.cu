@@ -11,7 +11,7 @@ namespace {
 // bottom wins only when strictly greater, so ties go to the first bottom.
 __global__ void MaxOfFirstTwoKernel(int64_t n, const float* a, const float* b, float* y,
                                     float* max_index) {
-  for (int64_t i = GridStrideStart(); i < n; i += GridStrideStep()) {
+  CUDA_GRID_STRIDE_LOOP(i, n) {
     const bool second = b[i] > a[i];
     y[i] = second ? b[i] : a[i];
     max_index[i] = second ? 1.f : 0.f;
@@ -20,7 +20,7 @@ __global__ void MaxOfFirstTwoKernel(int64_t n, const float* a, const float* b, f
 
 __global__ void MaxUpdateKernel(int64_t n, const float* x, float index, float* y,
                                 float* max_index) {
-  for (int64_t i = GridStrideStart(); i < n; i += GridStrideStep()) {
+  CUDA_GRID_STRIDE_LOOP(i, n) {
     if (x[i] > y[i]) {
       y[i] = x[i];
       max_index[i] = index;
@@ -30,7 +30,7 @@ __global__ void MaxUpdateKernel(int64_t n, const float* x, float index, float* y
 
 __global__ void MaxBackwardKernel(int64_t n, const float* dy, const float* max_index,
                                   float index, float* dx) {
-  for (int64_t i = GridStrideStart(); i < n; i += GridStrideStep()) {
+  CUDA_GRID_STRIDE_LOOP(i, n) {
     dx[i] = max_index[i] == index ? dy[i] : 0.f;
   }
 }
@@ -54,11 +54,11 @@ void EltwiseLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>&
     case EltwiseParameter::MAX: {
       max_index_gpu_.ReshapeLike(*top[0]);
       float* max_index = max_index_gpu_.mutable_gpu_data();
-      MaxOfFirstTwoKernel<<<GridStrideBlocks(count), kCudaThreads>>>(
+      MaxOfFirstTwoKernel<<<CudaGridBlocks(count), kCudaThreads>>>(
           count, bottom[0]->gpu_data(), bottom[1]->gpu_data(), y, max_index);
       CUDA_CHECK(cudaPeekAtLastError());
       for (size_t b = 2; b < bottom.size(); ++b) {
-        MaxUpdateKernel<<<GridStrideBlocks(count), kCudaThreads>>>(
+        MaxUpdateKernel<<<CudaGridBlocks(count), kCudaThreads>>>(
             count, bottom[b]->gpu_data(), static_cast<float>(b), y, max_index);
         CUDA_CHECK(cudaPeekAtLastError());
       }
@@ -95,7 +95,7 @@ void EltwiseLayer::Backward_gpu(const vector<Blob*>& top, const vector<bool>& pr
         }
         break;
       case EltwiseParameter::MAX:
-        MaxBackwardKernel<<<GridStrideBlocks(count), kCudaThreads>>>(
+        MaxBackwardKernel<<<CudaGridBlocks(count), kCudaThreads>>>(
             count, dy, max_index_gpu_.gpu_data(), static_cast<float>(b), dx);
         CUDA_CHECK(cudaPeekAtLastError());
         break;

@@ -18,7 +18,7 @@ namespace {
 
 __global__ void EmbedForwardKernel(int64_t n, int64_t num_output, const float* indices,
                                    const float* weight, const float* bias, float* y) {
-  for (int64_t i = GridStrideStart(); i < n; i += GridStrideStep()) {
+  CUDA_GRID_STRIDE_LOOP(i, n) {
     const int64_t position = i / num_output, column = i % num_output;
     const int64_t row = static_cast<int64_t>(indices[position]);
     y[i] = weight[row * num_output + column] + (bias ? bias[column] : 0.f);
@@ -30,7 +30,7 @@ __global__ void EmbedForwardKernel(int64_t n, int64_t num_output, const float* i
 __global__ void EmbedWeightGradientKernel(int64_t n, int64_t num_output, const int64_t* rows,
                                           const int64_t* start, const int64_t* positions,
                                           const float* dy, float* dweight) {
-  for (int64_t i = GridStrideStart(); i < n; i += GridStrideStep()) {
+  CUDA_GRID_STRIDE_LOOP(i, n) {
     const int64_t q = i / num_output, column = i % num_output;
     float sum = 0.f;
     for (int64_t p = start[q]; p < start[q + 1]; ++p) sum += dy[positions[p] * num_output + column];
@@ -55,7 +55,7 @@ void EmbedLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& t
   for (int64_t i = 0; i < m; ++i) IndexAt(host_indices, i);
   const int64_t count = top[0]->count();
   if (count == 0) return;
-  EmbedForwardKernel<<<GridStrideBlocks(count), kCudaThreads>>>(
+  EmbedForwardKernel<<<CudaGridBlocks(count), kCudaThreads>>>(
       count, num_output_, bottom[0]->gpu_data(), blobs_[0]->gpu_data(),
       bias_term_ ? blobs_[1]->gpu_data() : nullptr, top[0]->mutable_gpu_data());
   CUDA_CHECK(cudaPeekAtLastError());
@@ -94,7 +94,7 @@ void EmbedLayer::Backward_gpu(const vector<Blob*>& top, const vector<bool>& prop
     std::copy(order.begin(), order.end(), host + 2 * used + 1);
     const int64_t* device = static_cast<const int64_t*>(row_positions_->gpu_data());
     const int64_t n = used * num_output_;
-    EmbedWeightGradientKernel<<<GridStrideBlocks(n), kCudaThreads>>>(
+    EmbedWeightGradientKernel<<<CudaGridBlocks(n), kCudaThreads>>>(
         n, num_output_, device, device + used, device + 2 * used + 1, dy,
         blobs_[0]->mutable_gpu_diff());
     CUDA_CHECK(cudaPeekAtLastError());

@@ -26,7 +26,7 @@ struct HingeTerm {
 
 __global__ void HingeBackwardKernel(int64_t count, int64_t dim, float scale, bool l2,
                                     const float* x, const float* labels, float* dx) {
-  for (int64_t i = GridStrideStart(); i < count; i += GridStrideStep()) {
+  CUDA_GRID_STRIDE_LOOP(i, count) {
     const int64_t label = static_cast<int64_t>(labels[i / dim]);
     const float sign = i % dim == label ? -1.f : 1.f;
     const float margin = 1 + sign * x[i];
@@ -53,7 +53,7 @@ void HingeLossLayer::Backward_gpu(const vector<Blob*>& top, const vector<bool>& 
   if (count == 0) return;
   const bool l2 = layer_param_.hinge_loss_param().norm() == HingeLossParameter::L2;
   const float scale = top[0]->cpu_diff()[0] / std::max<int64_t>(num_, 1);
-  HingeBackwardKernel<<<GridStrideBlocks(count), kCudaThreads>>>(
+  HingeBackwardKernel<<<CudaGridBlocks(count), kCudaThreads>>>(
       count, dim_, scale, l2, bottom[0]->gpu_data(), bottom[1]->gpu_data(),
       bottom[0]->mutable_gpu_diff());
   CUDA_CHECK(cudaPeekAtLastError());

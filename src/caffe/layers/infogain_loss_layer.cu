@@ -51,7 +51,7 @@ struct InfogainTerm {
 // One thread per (position, class); ignored positions keep the zero gradient.
 __global__ void InfogainBackwardKernel(int64_t n, float scale, InfogainLayout layout,
                                        float* dp) {
-  for (int64_t j = GridStrideStart(); j < n; j += GridStrideStep()) {
+  CUDA_GRID_STRIDE_LOOP(j, n) {
     const int64_t position = j / layout.num_labels, k = j % layout.num_labels;
     if (layout.Ignored(position)) continue;
     const int64_t index = ProbabilityIndex(position, k, layout.num_labels, layout.inner);
@@ -101,7 +101,7 @@ void InfogainLossLayer::Backward_gpu(const vector<Blob*>& top, const vector<bool
                               inner_,
                               has_ignore_label_,
                               ignore_label_};
-  InfogainBackwardKernel<<<GridStrideBlocks(n), kCudaThreads>>>(n, scale, layout, dp);
+  InfogainBackwardKernel<<<CudaGridBlocks(n), kCudaThreads>>>(n, scale, layout, dp);
   CUDA_CHECK(cudaPeekAtLastError());
 }
 

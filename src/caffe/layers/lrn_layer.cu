@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "caffe/layers/lrn_layer.hpp"
-#include "caffe/util/cuda_grid.cuh"
+#include "caffe/util/device_kernels.cuh"
 
 namespace caffe {
 

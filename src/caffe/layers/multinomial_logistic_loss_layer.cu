@@ -28,7 +28,7 @@ struct NegativeLogLikelihoodTerm {
 __global__ void MultinomialLogisticBackwardKernel(int64_t num, int64_t dim, float scale,
                                                   const float* p, const float* labels,
                                                   float* dp) {
-  for (int64_t n = GridStrideStart(); n < num; n += GridStrideStep()) {
+  CUDA_GRID_STRIDE_LOOP(n, num) {
     const int64_t i = n * dim + static_cast<int64_t>(labels[n]);
     dp[i] = scale / fmaxf(p[i], kMinProbability);
   }
@@ -55,7 +55,7 @@ void MultinomialLogisticLossLayer::Backward_gpu(const vector<Blob*>& top,
   math::gpu_set(bottom[0]->count(), 0.f, dp);
   if (num_ == 0) return;
   const float scale = -top[0]->cpu_diff()[0] / std::max<int64_t>(num_, 1);
-  MultinomialLogisticBackwardKernel<<<GridStrideBlocks(num_), kCudaThreads>>>(
+  MultinomialLogisticBackwardKernel<<<CudaGridBlocks(num_), kCudaThreads>>>(
       num_, dim_, scale, bottom[0]->gpu_data(), bottom[1]->gpu_data(), dp);
   CUDA_CHECK(cudaPeekAtLastError());
 }

@@ -9,7 +9,7 @@
 #include <cfloat>
 
 #include "caffe/layers/pooling_layer.hpp"
-#include "caffe/util/cuda_grid.cuh"
+#include "caffe/util/device_kernels.cuh"
 #include "caffe/util/math_functions.hpp"
 
 namespace caffe {

@@ -27,7 +27,7 @@ struct ReductionTerm {
 __global__ void ReductionBackwardKernel(int64_t n, int64_t dim, float coeff,
                                         ReductionParameter::ReductionOp op, const float* x,
                                         const float* dy, float* dx) {
-  for (int64_t i = GridStrideStart(); i < n; i += GridStrideStep()) {
+  CUDA_GRID_STRIDE_LOOP(i, n) {
     const float g = coeff * dy[i / dim];
     switch (op) {
       case ReductionParameter::ASUM:
@@ -55,7 +55,7 @@ void ReductionLayer::Backward_gpu(const vector<Blob*>& top, const vector<bool>& 
   if (!propagate_down[0]) return;
   const int64_t count = num_ * dim_;
   if (count == 0) return;
-  ReductionBackwardKernel<<<GridStrideBlocks(count), kCudaThreads>>>(
+  ReductionBackwardKernel<<<CudaGridBlocks(count), kCudaThreads>>>(
       count, dim_, coeff_, layer_param_.reduction_param().operation(), bottom[0]->gpu_data(),
       top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
   CUDA_CHECK(cudaPeekAtLastError());

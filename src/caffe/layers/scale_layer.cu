@@ -11,7 +11,7 @@ namespace {
 // y = x * s + b; bias may be null. Safe in place (each element reads its own x).
 __global__ void ScaleForwardKernel(int64_t n, int64_t dim, int64_t inner, const float* x,
                                    const float* scale, const float* bias, float* y) {
-  for (int64_t i = GridStrideStart(); i < n; i += GridStrideStep()) {
+  CUDA_GRID_STRIDE_LOOP(i, n) {
     const int64_t d = (i / inner) % dim;
     y[i] = x[i] * scale[d] + (bias ? bias[d] : 0.f);
   }
@@ -19,7 +19,7 @@ __global__ void ScaleForwardKernel(int64_t n, int64_t dim, int64_t inner, const 
 
 __global__ void ScaleBackwardKernel(int64_t n, int64_t dim, int64_t inner, const float* dy,
                                     const float* scale, float* dx) {
-  for (int64_t i = GridStrideStart(); i < n; i += GridStrideStep()) {
+  CUDA_GRID_STRIDE_LOOP(i, n) {
     dx[i] = dy[i] * scale[(i / inner) % dim];
   }
 }
@@ -45,7 +45,7 @@ void ScaleLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& t
     math::gpu_copy(count, bottom[0]->gpu_data(), saved_input_.mutable_gpu_data());
   }
   const float* bias = bias_term_ ? blobs_[bias_param_id_]->gpu_data() : nullptr;
-  ScaleForwardKernel<<<GridStrideBlocks(count), kCudaThreads>>>(
+  ScaleForwardKernel<<<CudaGridBlocks(count), kCudaThreads>>>(
       count, dim_, inner_, bottom[0]->gpu_data(), scale_blob(bottom)->gpu_data(), bias,
       top[0]->mutable_gpu_data());
   CUDA_CHECK(cudaPeekAtLastError());
@@ -71,7 +71,7 @@ void ScaleLayer::Backward_gpu(const vector<Blob*>& top, const vector<bool>& prop
   }
   if (propagate_down[0]) {
     const int64_t count = top[0]->count();
-    ScaleBackwardKernel<<<GridStrideBlocks(count), kCudaThreads>>>(
+    ScaleBackwardKernel<<<CudaGridBlocks(count), kCudaThreads>>>(
         count, dim_, inner_, dy, scale_blob(bottom)->gpu_data(), bottom[0]->mutable_gpu_diff());
     CUDA_CHECK(cudaPeekAtLastError());
   }

@@ -25,7 +25,7 @@ struct SigmoidCrossEntropyTerm {
 __global__ void SigmoidCrossEntropyBackwardKernel(int64_t n, float scale, bool has_ignore_label,
                                                   int ignore_label, const float* x,
                                                   const float* t, float* dx) {
-  for (int64_t i = GridStrideStart(); i < n; i += GridStrideStep()) {
+  CUDA_GRID_STRIDE_LOOP(i, n) {
     if (has_ignore_label && static_cast<int>(t[i]) == ignore_label) {
       dx[i] = 0;
       continue;
@@ -60,7 +60,7 @@ void SigmoidCrossEntropyLossLayer::Backward_gpu(const vector<Blob*>& top,
   const int64_t n = bottom[0]->count();
   if (n == 0) return;
   const float scale = top[0]->cpu_diff()[0] / normalizer_;
-  SigmoidCrossEntropyBackwardKernel<<<GridStrideBlocks(n), kCudaThreads>>>(
+  SigmoidCrossEntropyBackwardKernel<<<CudaGridBlocks(n), kCudaThreads>>>(
       n, scale, has_ignore_label_, ignore_label_, bottom[0]->gpu_data(), bottom[1]->gpu_data(),
       bottom[0]->mutable_gpu_diff());
   CUDA_CHECK(cudaPeekAtLastError());

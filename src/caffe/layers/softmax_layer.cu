@@ -3,7 +3,7 @@
 // use works as on the host. Reads are coalesced across threads when inner > 1; for
 // inner == 1 (N x C classification scores) the cuDNN engine is the fast path.
 #include "caffe/layers/softmax_layer.hpp"
-#include "caffe/util/cuda_grid.cuh"
+#include "caffe/util/device_kernels.cuh"
 
 namespace caffe {
 

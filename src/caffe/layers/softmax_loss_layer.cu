@@ -5,7 +5,7 @@
 #include <cfloat>
 
 #include "caffe/layers/softmax_loss_layer.hpp"
-#include "caffe/util/cuda_grid.cuh"
+#include "caffe/util/device_kernels.cuh"
 #include "caffe/util/math_functions.hpp"
 
 namespace caffe {

@@ -10,7 +10,7 @@ namespace {
 // One thread per top element.
 __global__ void TileForwardKernel(int64_t n, int64_t inner, int64_t tiles, const float* x,
                                   float* y) {
-  for (int64_t i = GridStrideStart(); i < n; i += GridStrideStep()) {
+  CUDA_GRID_STRIDE_LOOP(i, n) {
     const int64_t block = i / inner;  // i.e. outer index * tiles + tile
     y[i] = x[(block / tiles) * inner + i % inner];
   }
@@ -20,7 +20,7 @@ __global__ void TileForwardKernel(int64_t n, int64_t inner, int64_t tiles, const
 // so the sum is deterministic without atomics.
 __global__ void TileBackwardKernel(int64_t n, int64_t inner, int64_t tiles, const float* dy,
                                    float* dx) {
-  for (int64_t i = GridStrideStart(); i < n; i += GridStrideStep()) {
+  CUDA_GRID_STRIDE_LOOP(i, n) {
     const float* first = dy + (i / inner) * tiles * inner + i % inner;
     float sum = first[0];
     for (int64_t t = 1; t < tiles; ++t) sum += first[t * inner];
@@ -33,7 +33,7 @@ __global__ void TileBackwardKernel(int64_t n, int64_t inner, int64_t tiles, cons
 void TileLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
   const int64_t count = top[0]->count();
   if (count == 0) return;
-  TileForwardKernel<<<GridStrideBlocks(count), kCudaThreads>>>(
+  TileForwardKernel<<<CudaGridBlocks(count), kCudaThreads>>>(
       count, inner_, tiles_, bottom[0]->gpu_data(), top[0]->mutable_gpu_data());
   CUDA_CHECK(cudaPeekAtLastError());
 }
@@ -43,7 +43,7 @@ void TileLayer::Backward_gpu(const vector<Blob*>& top, const vector<bool>& propa
   if (!propagate_down[0]) return;
   const int64_t count = bottom[0]->count();
   if (count == 0) return;
-  TileBackwardKernel<<<GridStrideBlocks(count), kCudaThreads>>>(
+  TileBackwardKernel<<<CudaGridBlocks(count), kCudaThreads>>>(
       count, inner_, tiles_, top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
   CUDA_CHECK(cudaPeekAtLastError());
 }

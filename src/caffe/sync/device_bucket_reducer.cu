@@ -25,10 +25,6 @@ __global__ void ScaleKernel(long long n, float alpha, float* x) {
   }
 }
 
-int GridFor(long long n) {
-  // Grid-stride loops: a bounded grid covers any size.
-  return static_cast<int>(std::min<long long>(CudaBlocks(n), 4096));
-}
 
 class DeviceBucketReducer : public BucketReducer {
  public:
@@ -71,7 +67,7 @@ class DeviceBucketReducer : public BucketReducer {
     const int64_t bytes_before = nccl_->stats().total_bytes_sent();
     nccl_->AllReduceSumAsync(buffer, bucket.elements, stream_);
     RecordBytes(nccl_->stats().total_bytes_sent() - bytes_before);
-    ScaleKernel<<<GridFor(bucket.elements), kCudaThreads, 0, stream_>>>(
+    ScaleKernel<<<CudaGridBlocks(bucket.elements), kCudaThreads, 0, stream_>>>(
         bucket.elements, 1.f / nccl_->size(), buffer);
     CUDA_CHECK(cudaGetLastError());
     pos = 0;

@@ -13,19 +13,11 @@
 #include <limits>
 
 #include "caffe/util/device_alternate.hpp"
+#include "caffe/util/device_kernels.cuh"
 
 namespace caffe {
 
 namespace {
-
-// Grid-stride loops: a bounded grid covers any size.
-int GridFor(int64_t n) {
-  return static_cast<int>(std::min<long long>(std::max<long long>(CudaBlocks(n), 1), 4096));
-}
-
-#define CAFFE_GRID_STRIDE_LOOP(i, n)                                            \
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; \
-       i < (n); i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
 // CUB's two-phase calls: the first asks how much temporary storage the second needs.
 template <typename CubCall>
@@ -53,41 +45,41 @@ int IndexBits(int64_t n) {
 
 __global__ void ImportanceKernel(const float* v, const float* w, int64_t n, float epsilon,
                                  float* importance) {
-  CAFFE_GRID_STRIDE_LOOP(i, n) { importance[i] = fabsf(v[i]) / (fabsf(w[i]) + epsilon); }
+  CUDA_GRID_STRIDE_LOOP(i, n) { importance[i] = fabsf(v[i]) / (fabsf(w[i]) + epsilon); }
 }
 
 __global__ void AbsKernel(const float* x, int64_t n, float* out) {
-  CAFFE_GRID_STRIDE_LOOP(i, n) { out[i] = fabsf(x[i]); }
+  CUDA_GRID_STRIDE_LOOP(i, n) { out[i] = fabsf(x[i]); }
 }
 
 __global__ void IotaKernel(int64_t n, int32_t* out) {
-  CAFFE_GRID_STRIDE_LOOP(i, n) { out[i] = static_cast<int32_t>(i); }
+  CUDA_GRID_STRIDE_LOOP(i, n) { out[i] = static_cast<int32_t>(i); }
 }
 
 __global__ void GatherAtKernel(const float* source, const int64_t* positions, int64_t count,
                                float* values) {
-  CAFFE_GRID_STRIDE_LOOP(j, count) { values[j] = source[positions[j]]; }
+  CUDA_GRID_STRIDE_LOOP(j, count) { values[j] = source[positions[j]]; }
 }
 
 __global__ void GatherKernel(const float* source, const int32_t* indices, int64_t count,
                              float* values) {
-  CAFFE_GRID_STRIDE_LOOP(j, count) { values[j] = source[indices[j]]; }
+  CUDA_GRID_STRIDE_LOOP(j, count) { values[j] = source[indices[j]]; }
 }
 
 __global__ void ScatterKernel(const float* values, const int32_t* indices, int64_t count,
                               float scale, float* target) {
-  CAFFE_GRID_STRIDE_LOOP(j, count) { target[indices[j]] = values[j] * scale; }
+  CUDA_GRID_STRIDE_LOOP(j, count) { target[indices[j]] = values[j] * scale; }
 }
 
 __global__ void ScatterAddKernel(const float* values, const int32_t* indices, int64_t count,
                                  float scale, float* target) {
   // Distinct indices within one call: no two threads touch the same element, so no
   // atomics and no order dependence.
-  CAFFE_GRID_STRIDE_LOOP(j, count) { target[indices[j]] += values[j] * scale; }
+  CUDA_GRID_STRIDE_LOOP(j, count) { target[indices[j]] += values[j] * scale; }
 }
 
 __global__ void ClearAtKernel(const int32_t* indices, int64_t count, float* v, float* u) {
-  CAFFE_GRID_STRIDE_LOOP(j, count) {
+  CUDA_GRID_STRIDE_LOOP(j, count) {
     v[indices[j]] = 0.f;
     if (u != nullptr) u[indices[j]] = 0.f;
   }
@@ -95,7 +87,7 @@ __global__ void ClearAtKernel(const int32_t* indices, int64_t count, float* v, f
 
 __global__ void ScaleAndAccumulateKernel(float* g, int64_t n, float scale, float momentum, float* v,
                                          float* u) {
-  CAFFE_GRID_STRIDE_LOOP(i, n) {
+  CUDA_GRID_STRIDE_LOOP(i, n) {
     // scale is exactly 1 when nothing is clipped, and g * 1 == g bit for bit.
     const float gi = g[i] * scale;
     g[i] = gi;
@@ -147,13 +139,13 @@ float SortedDescendingAt(const float* x, int64_t n, int64_t k, DeviceSelectionWo
 
 void DeviceImportance(const float* v, const float* w, int64_t n, float epsilon, float* importance) {
   if (n <= 0) return;
-  ImportanceKernel<<<GridFor(n), kCudaThreads>>>(v, w, n, epsilon, importance);
+  ImportanceKernel<<<CudaGridBlocks(n), kCudaThreads>>>(v, w, n, epsilon, importance);
   CUDA_CHECK(cudaPeekAtLastError());
 }
 
 void DeviceAbs(const float* x, int64_t n, float* out) {
   if (n <= 0) return;
-  AbsKernel<<<GridFor(n), kCudaThreads>>>(x, n, out);
+  AbsKernel<<<CudaGridBlocks(n), kCudaThreads>>>(x, n, out);
   CUDA_CHECK(cudaPeekAtLastError());
 }
 
@@ -189,7 +181,7 @@ float DeviceKthLargestAt(const float* x, const std::vector<int64_t>& positions, 
   // The sampled values go into order_in (free here), the sort then writes sorted_keys.
   ws->order_in.Reserve(count * sizeof(float));
   float* sample = ws->order_in.as<float>();
-  GatherAtKernel<<<GridFor(count), kCudaThreads>>>(x, ws->positions.as<int64_t>(), count, sample);
+  GatherAtKernel<<<CudaGridBlocks(count), kCudaThreads>>>(x, ws->positions.as<int64_t>(), count, sample);
   CUDA_CHECK(cudaPeekAtLastError());
   return SortedDescendingAt(sample, count, k, ws);
 }
@@ -206,7 +198,7 @@ int64_t DeviceSelectTopK(const float* importance, int64_t n, int64_t k, int32_t*
   int32_t* order_in = ws->order_in.as<int32_t>();
   int32_t* order_out = ws->order_out.as<int32_t>();
   float* sorted = ws->sorted_keys.as<float>();
-  IotaKernel<<<GridFor(n), kCudaThreads>>>(n, order_in);
+  IotaKernel<<<CudaGridBlocks(n), kCudaThreads>>>(n, order_in);
   CUDA_CHECK(cudaPeekAtLastError());
   // (importance, index) pairs by importance, largest first. DeviceRadixSort is
   // stable (CUB documents it, descending order included, and it treats -0.0 and
@@ -245,27 +237,27 @@ int64_t DeviceSelectAtLeast(const float* importance, int64_t n, float threshold,
 
 void DeviceGather(const float* source, const int32_t* indices, int64_t count, float* values) {
   if (count <= 0) return;
-  GatherKernel<<<GridFor(count), kCudaThreads>>>(source, indices, count, values);
+  GatherKernel<<<CudaGridBlocks(count), kCudaThreads>>>(source, indices, count, values);
   CUDA_CHECK(cudaPeekAtLastError());
 }
 
 void DeviceScatter(const float* values, const int32_t* indices, int64_t count, float scale,
                    float* target) {
   if (count <= 0) return;
-  ScatterKernel<<<GridFor(count), kCudaThreads>>>(values, indices, count, scale, target);
+  ScatterKernel<<<CudaGridBlocks(count), kCudaThreads>>>(values, indices, count, scale, target);
   CUDA_CHECK(cudaPeekAtLastError());
 }
 
 void DeviceScatterAdd(const float* values, const int32_t* indices, int64_t count, float scale,
                       float* target) {
   if (count <= 0) return;
-  ScatterAddKernel<<<GridFor(count), kCudaThreads>>>(values, indices, count, scale, target);
+  ScatterAddKernel<<<CudaGridBlocks(count), kCudaThreads>>>(values, indices, count, scale, target);
   CUDA_CHECK(cudaPeekAtLastError());
 }
 
 void DeviceClearAt(const int32_t* indices, int64_t count, float* v, float* u) {
   if (count <= 0) return;
-  ClearAtKernel<<<GridFor(count), kCudaThreads>>>(indices, count, v, u);
+  ClearAtKernel<<<CudaGridBlocks(count), kCudaThreads>>>(indices, count, v, u);
   CUDA_CHECK(cudaPeekAtLastError());
 }
 
@@ -280,7 +272,7 @@ void DeviceClipAndAccumulate(float* g, int64_t n, float clip, float momentum, fl
     const float norm = std::sqrt(static_cast<float>(squares));
     if (norm > clip) scale = clip / norm;
   }
-  ScaleAndAccumulateKernel<<<GridFor(n), kCudaThreads>>>(g, n, scale, momentum, v, u);
+  ScaleAndAccumulateKernel<<<CudaGridBlocks(n), kCudaThreads>>>(g, n, scale, momentum, v, u);
   CUDA_CHECK(cudaPeekAtLastError());
 }
 

@@ -2,7 +2,7 @@
 // host versions in im2col.cpp: column row (c * kernel_h + i) * kernel_w + j holds, at
 // output position (oh, ow), image element (c, oh * stride_h - pad_h + i * dilation_h,
 // ow * stride_w - pad_w + j * dilation_w), or 0 where that falls in the padding.
-#include "caffe/util/cuda_grid.cuh"
+#include "caffe/util/device_kernels.cuh"
 #include "caffe/util/device_alternate.hpp"
 #include "caffe/util/im2col.hpp"
 

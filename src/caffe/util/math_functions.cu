@@ -83,10 +83,6 @@ __global__ void BinaryKernel(long long n, const float* a, const float* b, float*
   }
 }
 
-int GridFor(long long n) {
-  const long long blocks = (n + kCudaThreads - 1) / kCudaThreads;
-  return static_cast<int>(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
-}
 
 }  // namespace
 
@@ -111,7 +107,7 @@ void gpu_axpy(int64_t n, float alpha, const float* x, float* y) {
 }
 
 void gpu_axpby(int64_t n, float alpha, const float* x, float beta, float* y) {
-  AxpbyKernel<<<GridFor(n), kCudaThreads>>>(n, alpha, x, beta, y);
+  AxpbyKernel<<<CudaGridBlocks(n), kCudaThreads>>>(n, alpha, x, beta, y);
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -124,7 +120,7 @@ void gpu_set(int64_t n, float value, float* y) {
     CUDA_CHECK(cudaMemset(y, 0, sizeof(float) * n));
     return;
   }
-  SetKernel<<<GridFor(n), kCudaThreads>>>(n, value, y);
+  SetKernel<<<CudaGridBlocks(n), kCudaThreads>>>(n, value, y);
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -133,22 +129,22 @@ void gpu_scal(int64_t n, float alpha, float* x) {
 }
 
 void gpu_scale(int64_t n, float alpha, const float* x, float* y) {
-  ScaleKernel<<<GridFor(n), kCudaThreads>>>(n, alpha, x, y);
+  ScaleKernel<<<CudaGridBlocks(n), kCudaThreads>>>(n, alpha, x, y);
   CUDA_CHECK(cudaGetLastError());
 }
 
 void gpu_sub(int64_t n, const float* a, const float* b, float* y) {
-  BinaryKernel<SubOp><<<GridFor(n), kCudaThreads>>>(n, a, b, y);
+  BinaryKernel<SubOp><<<CudaGridBlocks(n), kCudaThreads>>>(n, a, b, y);
   CUDA_CHECK(cudaGetLastError());
 }
 
 void gpu_mul(int64_t n, const float* a, const float* b, float* y) {
-  BinaryKernel<MulOp><<<GridFor(n), kCudaThreads>>>(n, a, b, y);
+  BinaryKernel<MulOp><<<CudaGridBlocks(n), kCudaThreads>>>(n, a, b, y);
   CUDA_CHECK(cudaGetLastError());
 }
 
 void gpu_div(int64_t n, const float* a, const float* b, float* y) {
-  BinaryKernel<DivOp><<<GridFor(n), kCudaThreads>>>(n, a, b, y);
+  BinaryKernel<DivOp><<<CudaGridBlocks(n), kCudaThreads>>>(n, a, b, y);
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -169,7 +165,7 @@ void gpu_rng_bernoulli(int64_t n, float p, std::mt19937_64& rng, unsigned* r) {
   if (n <= 0) return;
   const double clamped = p < 0.f ? 0.0 : (p > 1.f ? 1.0 : static_cast<double>(p));
   const unsigned long long limit = static_cast<unsigned long long>(clamped * 4294967296.0);
-  BernoulliKernel<<<GridFor((n + 3) / 4), kCudaThreads>>>(n, seed, limit, r);
+  BernoulliKernel<<<CudaGridBlocks((n + 3) / 4), kCudaThreads>>>(n, seed, limit, r);
   CUDA_CHECK(cudaPeekAtLastError());
 }
 
