@@ -32,14 +32,12 @@
 #include "test_util.hpp"
 
 #ifdef USE_CUDNN
+#include "caffe/layers/cudnn_activation_layer.hpp"
 #include "caffe/layers/cudnn_batch_norm_layer.hpp"
 #include "caffe/layers/cudnn_convolution_layer.hpp"
 #include "caffe/layers/cudnn_lrn_layer.hpp"
 #include "caffe/layers/cudnn_pooling_layer.hpp"
-#include "caffe/layers/cudnn_relu_layer.hpp"
-#include "caffe/layers/cudnn_sigmoid_layer.hpp"
 #include "caffe/layers/cudnn_softmax_layer.hpp"
-#include "caffe/layers/cudnn_tanh_layer.hpp"
 #endif
 
 namespace caffe {
