@@ -91,7 +91,8 @@ for net in alexnet:256 resnet50:64; do
     sel_ms[$name]=$(sed -n 's/^device selection_ms_per_step \([0-9.]*\).*/\1/p' "$out/iwp_$name.log")
   fi
   if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
-    timeout 180 python3 bench/gpu_torch_throughput.py "$model" --iterations "$iters" \
+    # --no-tf32: our cuDNN convolutions keep FP32 math (no TF32), so PyTorch does too.
+    timeout 180 python3 bench/gpu_torch_throughput.py "$model" --iterations "$iters" --no-tf32 \
       > "$out/torch_$name.log" 2>&1
     torch_ips[$name]=$(sed -n 's/.*images_per_s \([0-9.]*\).*/\1/p' "$out/torch_$name.log")
   fi
@@ -115,7 +116,7 @@ done
     echo "| $name | $batch | ${ms[$name]:-failed} | ${images[$name]:-} | ${torch_ips[$name]:-n/a} | $ratio | ${sel_ms[$name]:-n/a} | $frac | ${layers_top[$name]:-} |"
   done
   echo
-  echo "caffe time: $iters timed iterations after one warm-up, the device synchronised around each layer; PyTorch: bench/gpu_torch_throughput.py, $iters steps after 5 warm-up, cudnn.benchmark on, its default TF32 settings."
+  echo "caffe time: $iters timed iterations after one warm-up, the device synchronised around each layer; PyTorch: bench/gpu_torch_throughput.py, $iters steps after 5 warm-up, cudnn.benchmark on, TF32 off on both sides (our cuDNN convolutions choose FP32-math algorithms only)."
 } | tee "$out/gpu_check.md"
 rm -rf "$work"
 [[ $tests_rc == 0 ]]
