@@ -78,6 +78,8 @@ fail() { echo "error: $*" >&2; exit 1; }
 [[ -x $build/tools/caffe ]] || fail "$build/tools/caffe not found: build it first (cmake --build build --target caffe convert_idx) or set CAFFE_BUILD"
 command -v "$mpirun" >/dev/null || fail "$mpirun not found (install openmpi-bin)"
 
+# The --out folder as given (repository-relative where possible), for the report's command line.
+out_arg=${out#"$repo"/}
 if [[ -n $out ]]; then
   mkdir -p "$out"
   out=$(cd "$out" && pwd)
@@ -240,6 +242,6 @@ python3 scripts/repro_report.py --manifest "$manifest" --out "$out" --title "$ti
   --note "$sizes" \
   --note "$vmr_note" \
   --note "Sparse methods: density $lenet_density for LeNet$([[ $mode == full ]] && echo " and $resnet_density for ResNet-20 (at 1/64 ResNet-20's small always-dense blobs, 4,463 elements, would use up the whole budget of 4,278 and leave one element per step to each convolution; see the script's header)"), reached after a dense warm-up (10% of the iterations) and a ramp (1/4, 1/16, 5% each); FIXED_THRESHOLD sends every element with |v|/|w| >= $(threshold_of lenet_fashion) (LeNet)$([[ $mode == full ]] && echo ", $(threshold_of resnet20_fashion) (ResNet-20)"). Machine: $(nproc) cores, $(uname -m), ranks oversubscribed under mpirun --oversubscribe. Generated $(date -u +%Y-%m-%d)." \
-  --command "${overrides}scripts/reproduce_fashion.sh$([[ $mode == quick ]] && echo ' --quick')" \
+  --command "${overrides}scripts/reproduce_fashion.sh$([[ $mode == quick ]] && echo ' --quick')${out_arg:+ --out $out_arg}" \
   --curve-ranks "$main_ranks"
 echo "reproduce_fashion: $count run(s) trained, $(( $(date +%s) - started )) s; see $out/TABLE.md"
