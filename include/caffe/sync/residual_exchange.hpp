@@ -9,8 +9,9 @@
 //
 // In GPU mode (CUDA builds with a device; all four sparse methods support it) v and u
 // live on the device and the whole step runs there: clip-and-accumulate, selection,
-// gather, the values' all-reduce (NCCL when built in, else through host memory and
-// the communicator), scatter and clearing (residual_exchange_device.cpp). The host
+// gather, the values' all-reduce and the index message (NCCL when built in, else
+// through host memory and the communicator), scatter and clearing
+// (residual_exchange_device.cpp). The host
 // vectors are then a mirror, brought up to date when read (residual(), SaveState).
 #ifndef CAFFE_SYNC_RESIDUAL_EXCHANGE_HPP_
 #define CAFFE_SYNC_RESIDUAL_EXCHANGE_HPP_
@@ -71,6 +72,10 @@ class ResidualExchange : public GradientExchange {
   float SparseDensity(const vector<Blob*>& params, float density) const;
   // Zeroes v (and u) at these indices of blob b.
   void ClearSent(size_t b, const vector<int32_t>& indices);
+  // Collective: root's `message` (host bytes, any length) replaces every rank's. It
+  // takes the values' path: NCCL, staged through device memory, when the residuals
+  // live on the device and NCCL carries the values; otherwise the communicator.
+  void BroadcastMessage(std::string* message, int root);
   bool IsDenseBlob(const Blob& blob) const { return blob.count() < param_.min_layer_size(); }
 
   // Whether this method's ExchangeSparse works on device residuals (it then uses only
@@ -124,9 +129,12 @@ class ResidualExchange : public GradientExchange {
   Communicator* DeviceCommunicator();
   // Adds what the device communicator sent since `before` to comm_'s counters.
   void RecordDeviceBytes(const char* op, int64_t before);
+  // BroadcastMessage over `device` (NCCL): length first, then the bytes.
+  void BroadcastMessageOnDevice(std::string* message, int root, Communicator* device);
 
   vector<DeviceBuffer> device_residual_, device_velocity_;
   DeviceBuffer device_values_, device_indices_;
+  DeviceBuffer device_message_;  // BroadcastMessage's staging buffer
   DeviceSelectionWorkspace device_workspace_;
   // NCCL for the values when built in and several ranks run (null otherwise).
   std::shared_ptr<Communicator> device_comm_;

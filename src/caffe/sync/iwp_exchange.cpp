@@ -264,7 +264,8 @@ int64_t IwpExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float
   }
   stats_.AddTime(ExchangeStats::SELECT, SecondsSince(start));
 
-  // 7. Index broadcast, one message per leader rank holding all its blobs.
+  // 7. Index broadcast, one message per leader rank holding all its blobs (over NCCL
+  // in GPU mode when NCCL carries the values).
   start = std::chrono::steady_clock::now();
   vector<Selection> selections(m);
   vector<int64_t> index_bytes(m, 0);
@@ -286,12 +287,7 @@ int64_t IwpExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float
         EncodeIndices(c.indices, params[b]->count(), encoding, &message);
       }
     }
-    int64_t length = static_cast<int64_t>(message.size());
-    if (n_ranks > 1) {
-      comm_->Broadcast(&length, sizeof(length), root);
-      message.resize(length);
-      comm_->Broadcast(&message[0], length, root);
-    }
+    BroadcastMessage(&message, root);
     size_t pos = 0;
     for (size_t b : led) {
       BlobChoice& c = choices[b];

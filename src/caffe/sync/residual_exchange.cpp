@@ -186,6 +186,23 @@ void ResidualExchange::ClearSent(size_t b, const vector<int32_t>& indices) {
   });
 }
 
+void ResidualExchange::BroadcastMessage(std::string* message, int root) {
+  if (comm_->size() < 2) return;
+#ifdef USE_CUDA
+  if (on_device_) {
+    if (Communicator* device = DeviceCommunicator()) {
+      BroadcastMessageOnDevice(message, root, device);
+      return;
+    }
+  }
+#endif
+  // The others cannot know the length: it goes first.
+  int64_t length = static_cast<int64_t>(message->size());
+  comm_->Broadcast(&length, sizeof(length), root);
+  message->resize(length);
+  comm_->Broadcast(message->data(), length, root);
+}
+
 int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
                                          const vector<Selection>& selections) {
 #ifdef USE_CUDA

@@ -155,6 +155,29 @@ void ResidualExchange::RecordDeviceBytes(const char* op, int64_t before) {
   entry.bytes_sent += device_comm_->stats().total_bytes_sent() - before;
 }
 
+void ResidualExchange::BroadcastMessageOnDevice(std::string* message, int root,
+                                                Communicator* device) {
+  // NCCL moves device memory only. The message is a few kilobytes made and read on
+  // the host, so the staging copies cost little; what it buys is one transport for
+  // all the step's data, the one NCCL picked for the network (MPI stays the control
+  // plane: bootstrap, barriers, stop flags).
+  const int64_t before = device->stats().total_bytes_sent();
+  const bool is_root = comm_->rank() == root;
+  int64_t length = static_cast<int64_t>(message->size());
+  device_message_.Reserve(sizeof(length));
+  if (is_root) device_message_.Upload(&length, sizeof(length));
+  device->Broadcast(device_message_.data(), sizeof(length), root);
+  device_message_.Download(&length, sizeof(length));
+  CAFFE_REQUIRE(length >= 0) << "message broadcast from rank " << root << ": negative length "
+                             << length;
+  message->resize(length);
+  device_message_.Reserve(length);
+  if (is_root) device_message_.Upload(message->data(), length);
+  device->Broadcast(device_message_.data(), length, root);
+  if (!is_root) device_message_.Download(message->data(), length);
+  RecordDeviceBytes("broadcast_nccl", before);
+}
+
 void ResidualExchange::AllReduceOnDevice(float* values, int64_t count) {
   if (comm_->size() < 2 || count == 0) return;
   if (Communicator* device = DeviceCommunicator()) {
