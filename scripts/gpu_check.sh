@@ -4,7 +4,7 @@
 # script for the device tool call). Fits in about 8 minutes. It
 #   1. unpacks the bundle and finds the machine's CUDA, cuBLAS, cuDNN and NCCL
 #      libraries (the CUDA toolkit's lib64, and PyTorch's nvidia-* Python packages);
-#   2. prints device_query and runs every GPU test suite (test_gpu_all: each GPU
+#   2. prints device_query and runs every GPU test suite, one process each (test_gpu_all: each GPU
 #      layer against its CPU reference, GPU gradient checks, device IWP selection
 #      against the CPU's);
 #   3. times training steps with `caffe time -gpu 0` (forward + backward, per layer)
@@ -12,7 +12,8 @@
 #      DummyData, with the batch raised), measures the device IWP selection per step
 #      on the same nets' parameter sizes, and, where PyTorch sees the GPU, the same
 #      nets' training throughput in PyTorch (bench/gpu_torch_throughput.py);
-#   4. prints one table and writes it, with the logs, to $OUT (or /tmp/gpu_check).
+#   4. prints one table and writes it, with the logs, to $OUT (or /tmp/gpu_check);
+#   5. reruns up to three failing suites under compute-sanitizer memcheck, time allowing.
 # Copy the table and the date into bench/README.md ("GPU check").
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -50,12 +51,40 @@ nvidia-smi -L 2>&1 | head -4
 ldd "$caffe" | grep -E "not found" && { echo "error: libraries missing (above)"; exit 1; }
 
 echo "== GPU tests"
-timeout 300 "$work/bin/test_gpu_all" --gtest_brief=1 > "$out/test_gpu_all.log" 2>&1
-tests_rc=$?
-grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/test_gpu_all.log" | sort | uniq -c | head -40
-tests_passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out/test_gpu_all.log")
-tests_failed=$(grep -c "^\[  FAILED  \] [A-Za-z]" "$out/test_gpu_all.log")
-tests_skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$out/test_gpu_all.log")
+# One process per test suite: none of this code had run on a GPU before, and one bad
+# kernel leaves a sticky CUDA error that fails every later test in the same process,
+# which would hide which suites really work. A suite that crashes or hangs is listed
+# by name; the whole step stops starting suites after GPU_TEST_BUDGET_S seconds.
+test_log=$out/test_gpu_all.log
+: > "$test_log"
+tests_passed=0 tests_failed=0 tests_skipped=0 tests_rc=0
+crashed_suites="" unrun_suites="" bad_suites=""
+budget=${GPU_TEST_BUDGET_S:-300}
+started=$SECONDS
+suites=$("$work/bin/test_gpu_all" --gtest_list_tests 2>>"$test_log" | sed -n 's/^\([A-Za-z0-9_/]*\)\.$/\1/p')
+[[ -n $suites ]] || { echo "error: test_gpu_all lists no tests (see $test_log)"; tests_rc=1; }
+for suite in $suites; do
+  if (( SECONDS - started > budget )); then unrun_suites+=" $suite"; tests_rc=1; continue; fi
+  suite_log=$(mktemp)
+  timeout 90 "$work/bin/test_gpu_all" --gtest_brief=1 --gtest_filter="$suite.*" > "$suite_log" 2>&1
+  rc=$?
+  { echo "=== $suite (exit $rc)"; cat "$suite_log"; } >> "$test_log"
+  passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$suite_log")
+  skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$suite_log")
+  failed=$(grep -c "^\[  FAILED  \] [A-Za-z]" "$suite_log")
+  tests_passed=$((tests_passed + ${passed:-0}))
+  tests_skipped=$((tests_skipped + ${skipped:-0}))
+  tests_failed=$((tests_failed + failed))
+  # gtest exits 1 when tests fail; anything else (a signal, 124 from timeout) is a crash.
+  if (( rc != 0 )); then
+    tests_rc=1
+    bad_suites+=" $suite"
+    (( rc != 1 )) && crashed_suites+=" $suite(exit $rc)"
+  fi
+  rm -f "$suite_log"
+done
+grep -E "^\[  FAILED  \] [A-Za-z]" "$test_log" | sort -u | head -40
+echo "passed $tests_passed, failed $tests_failed, skipped $tests_skipped; crashed:${crashed_suites:- none}; not run (time):${unrun_suites:- none}"
 
 # with_batch PROTOTXT BATCH OUT: the synthetic stage's DummyData batch set to BATCH.
 with_batch() {
@@ -102,7 +131,7 @@ done
   echo "# GPU check, $(date -u +%Y-%m-%d)"
   echo
   echo "Machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)."
-  echo "GPU tests (test_gpu_all): ${tests_passed:-0} passed, ${tests_failed:-?} failed, ${tests_skipped:-0} skipped (exit $tests_rc)."
+  echo "GPU tests (test_gpu_all, one process per suite): $tests_passed passed, $tests_failed failed, $tests_skipped skipped; crashed or timed out:${crashed_suites:- none}; not run for time:${unrun_suites:- none}."
   echo
   echo "| net | batch | caffe-iwp ms/step | images/s | PyTorch images/s | PyTorch / ours | IWP selection ms/step | selection / step | slowest layers (fwd+bwd) |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|---|"
@@ -118,5 +147,19 @@ done
   echo
   echo "caffe time: $iters timed iterations after one warm-up, the device synchronised around each layer; PyTorch: bench/gpu_torch_throughput.py, $iters steps after 5 warm-up, cudnn.benchmark on, TF32 off on both sides (our cuDNN convolutions choose FP32-math algorithms only)."
 } | tee "$out/gpu_check.md"
+
+# The first failing suites once more under compute-sanitizer's memcheck, which names
+# the kernel and the out-of-bounds or misaligned access; only while time is left
+# (GPU_CHECK_DEADLINE_S after the start, 450 by default).
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+if [[ -n $bad_suites && -x $sanitizer ]]; then
+  echo "== compute-sanitizer memcheck on failing suites"
+  for suite in $(echo $bad_suites | tr ' ' '\n' | head -3); do
+    (( SECONDS > ${GPU_CHECK_DEADLINE_S:-450} )) && break
+    timeout 60 "$sanitizer" --tool memcheck --print-limit 10 "$work/bin/test_gpu_all" \
+      --gtest_brief=1 --gtest_filter="$suite.*" > "$out/sanitizer_${suite//\//_}.log" 2>&1
+    echo "$suite: $(grep -m1 "ERROR SUMMARY" "$out/sanitizer_${suite//\//_}.log" || echo "no summary (timed out, or the sanitizer could not start; see the log)")"
+  done
+fi
 rm -rf "$work"
 [[ $tests_rc == 0 ]]
