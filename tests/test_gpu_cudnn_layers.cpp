@@ -182,6 +182,47 @@ TEST(CudnnLayersTest, Pooling) {
                               {{1, 2, 4, 4}}, positive, "phase: TEST");
 }
 
+#ifdef USE_CUDNN
+TEST(CudnnLayersTest, MaxPoolingBackwardSurvivesInPlaceLayerOnTop) {
+  SKIP_WITHOUT_GPU();
+  // A later in-place layer (Dropout, ReLU, BatchNorm) rewrites the pooled blob between
+  // forward and backward. The reference keeps argmax indices; cuDNN's max backward
+  // compares x with y, so it must not read the rewritten top.
+  for (const char* fields :
+       {"pool: MAX kernel_size: 3 stride: 2 pad: 1", "pool: AVE kernel_size: 3 stride: 2"}) {
+    SCOPED_TRACE(fields);
+    shared_ptr<Layer> reference = LayerRegistry::CreateLayer(
+        MakeLayer("Pooling", "pooling_param", fields, "CAFFE"));
+    shared_ptr<Layer> cudnn = LayerRegistry::CreateLayer(
+        MakeLayer("Pooling", "pooling_param", fields, "CUDNN"), Mode::GPU);
+    cudnn->set_context(MakeGpuContext());
+    Blob ref_bottom({2, 3, 7, 7}), ref_top, gpu_bottom({2, 3, 7, 7}), gpu_top;
+    FillDistinct(&ref_bottom, 67);
+    std::copy(ref_bottom.cpu_data(), ref_bottom.cpu_data() + ref_bottom.count(),
+              gpu_bottom.mutable_cpu_data());
+    reference->SetUp({&ref_bottom}, {&ref_top});
+    cudnn->SetUp({&gpu_bottom}, {&gpu_top});
+    ASSERT_TRUE(static_cast<CudnnPoolingLayer*>(cudnn.get())->uses_cudnn({&gpu_top}));
+    reference->Forward({&ref_bottom}, {&ref_top});
+    cudnn->Forward({&gpu_bottom}, {&gpu_top});
+    ExpectClose(ref_top.cpu_data(), gpu_top.cpu_data(), ref_top.count(), 1e-5f, "top");
+    // What an in-place layer on the pooled blob leaves there: new data, and its diff.
+    Blob rewritten(ref_top.shape()), noise(ref_top.shape());
+    FillUniform(&rewritten, -2, 2, 71);
+    FillGaussian(&noise, 1.f, 73);
+    for (Blob* top : {&ref_top, &gpu_top}) {
+      std::copy(rewritten.cpu_data(), rewritten.cpu_data() + rewritten.count(),
+                top->mutable_cpu_data());
+      std::copy(noise.cpu_data(), noise.cpu_data() + noise.count(), top->mutable_cpu_diff());
+    }
+    reference->Backward({&ref_top}, {true}, {&ref_bottom});
+    cudnn->Backward({&gpu_top}, {true}, {&gpu_bottom});
+    ExpectClose(ref_bottom.cpu_diff(), gpu_bottom.cpu_diff(), ref_bottom.count(), 1e-5f,
+                "bottom diff");
+  }
+}
+#endif  // USE_CUDNN
+
 TEST(CudnnLayersTest, LRN) {
   SKIP_WITHOUT_GPU();
   auto lrn = [](const string& fields, const vector<int64_t>& shape) {
