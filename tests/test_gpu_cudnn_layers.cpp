@@ -259,6 +259,37 @@ TEST(CudnnLayersTest, Activations) {
   ExpectCudnnMatchesReference("ReLU", "relu_param", "negative_slope: 0.2", {{2, 3, 4}}, wide);
 }
 
+TEST(CudnnLayersTest, ReLUBackwardIgnoresRewrittenTop) {
+  SKIP_WITHOUT_GPU();
+  // ReLU with its own top, then an in-place layer (BatchNorm, Scale) rewrites that top
+  // before backward. The reference ReLU's gradient depends on the bottom only.
+  shared_ptr<Layer> reference =
+      LayerRegistry::CreateLayer(MakeLayer("ReLU", "relu_param", "", "CAFFE"));
+  shared_ptr<Layer> cudnn =
+      LayerRegistry::CreateLayer(MakeLayer("ReLU", "relu_param", "", "CUDNN"), Mode::GPU);
+  cudnn->set_context(MakeGpuContext());
+  Blob ref_bottom({2, 3, 4, 5}), ref_top, gpu_bottom({2, 3, 4, 5}), gpu_top;
+  FillUniform(&ref_bottom, -2, 2, 79);
+  std::copy(ref_bottom.cpu_data(), ref_bottom.cpu_data() + ref_bottom.count(),
+            gpu_bottom.mutable_cpu_data());
+  reference->SetUp({&ref_bottom}, {&ref_top});
+  cudnn->SetUp({&gpu_bottom}, {&gpu_top});
+  reference->Forward({&ref_bottom}, {&ref_top});
+  cudnn->Forward({&gpu_bottom}, {&gpu_top});
+  Blob rewritten(ref_top.shape()), noise(ref_top.shape());
+  FillUniform(&rewritten, -2, 2, 83);  // signs unrelated to the bottom's
+  FillGaussian(&noise, 1.f, 89);
+  for (Blob* top : {&ref_top, &gpu_top}) {
+    std::copy(rewritten.cpu_data(), rewritten.cpu_data() + rewritten.count(),
+              top->mutable_cpu_data());
+    std::copy(noise.cpu_data(), noise.cpu_data() + noise.count(), top->mutable_cpu_diff());
+  }
+  reference->Backward({&ref_top}, {true}, {&ref_bottom});
+  cudnn->Backward({&gpu_top}, {true}, {&gpu_bottom});
+  ExpectClose(ref_bottom.cpu_diff(), gpu_bottom.cpu_diff(), ref_bottom.count(), 1e-6f,
+              "bottom diff");
+}
+
 TEST(CudnnLayersTest, BatchNormThroughGpuComparison) {
   SKIP_WITHOUT_GPU();
   GpuComparison shifted;
