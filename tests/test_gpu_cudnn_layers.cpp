@@ -156,6 +156,61 @@ TEST(CudnnLayersTest, ConvolutionAccumulatesWeightDiffsOverCalls) {
   }
 }
 
+TEST(CudnnLayersTest, ConvolutionFollowsReshapes) {
+  SKIP_WITHOUT_GPU();
+  // Batch 2, then 5 (new descriptors, new algorithms, a larger shared workspace), then
+  // 2 again (the cached algorithms): each pass against the reference on the CPU.
+  const string fields =
+      string("num_output: 6 kernel_size: 3 pad: 1 group: 2") + kConvFillers;
+  shared_ptr<Layer> reference = LayerRegistry::CreateLayer(
+      MakeLayer("Convolution", "convolution_param", fields, "CAFFE"));
+  shared_ptr<Layer> cudnn = LayerRegistry::CreateLayer(
+      MakeLayer("Convolution", "convolution_param", fields, "CUDNN"), Mode::GPU);
+  cudnn->set_context(MakeGpuContext());
+  Blob ref_bottom({2, 4, 9, 9}), ref_top, gpu_bottom({2, 4, 9, 9}), gpu_top;
+  reference->SetUp({&ref_bottom}, {&ref_top});
+  cudnn->SetUp({&gpu_bottom}, {&gpu_top});
+  for (size_t b = 0; b < reference->blobs().size(); ++b) {
+    const Blob& from = *reference->blobs()[b];
+    std::copy(from.cpu_data(), from.cpu_data() + from.count(),
+              cudnn->blobs()[b]->mutable_cpu_data());
+  }
+  int pass = 0;
+  for (int64_t batch : {2, 5, 2}) {
+    const string at = " (batch " + std::to_string(batch) + ", pass " + std::to_string(pass) + ")";
+    ref_bottom.Reshape({batch, 4, 9, 9});
+    gpu_bottom.Reshape({batch, 4, 9, 9});
+    reference->Reshape({&ref_bottom}, {&ref_top});
+    cudnn->Reshape({&gpu_bottom}, {&gpu_top});
+    FillUniform(&ref_bottom, -1, 1, 300 + pass);
+    std::copy(ref_bottom.cpu_data(), ref_bottom.cpu_data() + ref_bottom.count(),
+              gpu_bottom.mutable_cpu_data());
+    reference->Forward({&ref_bottom}, {&ref_top});
+    cudnn->Forward({&gpu_bottom}, {&gpu_top});
+    ASSERT_EQ(ref_top.shape(), gpu_top.shape());
+    ExpectClose(ref_top.cpu_data(), gpu_top.cpu_data(), ref_top.count(), 1e-4f, "top" + at);
+    Blob noise(ref_top.shape());
+    FillGaussian(&noise, 1.f, 400 + pass);
+    std::copy(noise.cpu_data(), noise.cpu_data() + noise.count(), ref_top.mutable_cpu_diff());
+    std::copy(noise.cpu_data(), noise.cpu_data() + noise.count(), gpu_top.mutable_cpu_diff());
+    for (Layer* layer : {reference.get(), cudnn.get()}) {
+      for (auto& blob : layer->blobs()) {
+        std::fill(blob->mutable_cpu_diff(), blob->mutable_cpu_diff() + blob->count(), 0.f);
+      }
+    }
+    reference->Backward({&ref_top}, {true}, {&ref_bottom});
+    cudnn->Backward({&gpu_top}, {true}, {&gpu_bottom});
+    ExpectClose(ref_bottom.cpu_diff(), gpu_bottom.cpu_diff(), ref_bottom.count(), 1e-4f,
+                "bottom diff" + at);
+    for (size_t b = 0; b < reference->blobs().size(); ++b) {
+      ExpectClose(reference->blobs()[b]->cpu_diff(), cudnn->blobs()[b]->cpu_diff(),
+                  reference->blobs()[b]->count(), 1e-4f,
+                  "weight blob " + std::to_string(b) + " diff" + at);
+    }
+    ++pass;
+  }
+}
+
 TEST(CudnnLayersTest, Pooling) {
   SKIP_WITHOUT_GPU();
   GpuComparison distinct;
@@ -181,6 +236,47 @@ TEST(CudnnLayersTest, Pooling) {
   ExpectCudnnMatchesReference("Pooling", "pooling_param", "pool: STOCHASTIC kernel_size: 2",
                               {{1, 2, 4, 4}}, positive, "phase: TEST");
 }
+
+#ifdef USE_CUDNN
+TEST(CudnnLayersTest, MaxPoolingBackwardSurvivesInPlaceLayerOnTop) {
+  SKIP_WITHOUT_GPU();
+  // A later in-place layer (Dropout, ReLU, BatchNorm) rewrites the pooled blob between
+  // forward and backward. The reference keeps argmax indices; cuDNN's max backward
+  // compares x with y, so it must not read the rewritten top.
+  for (const char* fields :
+       {"pool: MAX kernel_size: 3 stride: 2 pad: 1", "pool: AVE kernel_size: 3 stride: 2"}) {
+    SCOPED_TRACE(fields);
+    shared_ptr<Layer> reference = LayerRegistry::CreateLayer(
+        MakeLayer("Pooling", "pooling_param", fields, "CAFFE"));
+    shared_ptr<Layer> cudnn = LayerRegistry::CreateLayer(
+        MakeLayer("Pooling", "pooling_param", fields, "CUDNN"), Mode::GPU);
+    cudnn->set_context(MakeGpuContext());
+    Blob ref_bottom({2, 3, 7, 7}), ref_top, gpu_bottom({2, 3, 7, 7}), gpu_top;
+    FillDistinct(&ref_bottom, 67);
+    std::copy(ref_bottom.cpu_data(), ref_bottom.cpu_data() + ref_bottom.count(),
+              gpu_bottom.mutable_cpu_data());
+    reference->SetUp({&ref_bottom}, {&ref_top});
+    cudnn->SetUp({&gpu_bottom}, {&gpu_top});
+    ASSERT_TRUE(static_cast<CudnnPoolingLayer*>(cudnn.get())->uses_cudnn({&gpu_top}));
+    reference->Forward({&ref_bottom}, {&ref_top});
+    cudnn->Forward({&gpu_bottom}, {&gpu_top});
+    ExpectClose(ref_top.cpu_data(), gpu_top.cpu_data(), ref_top.count(), 1e-5f, "top");
+    // What an in-place layer on the pooled blob leaves there: new data, and its diff.
+    Blob rewritten(ref_top.shape()), noise(ref_top.shape());
+    FillUniform(&rewritten, -2, 2, 71);
+    FillGaussian(&noise, 1.f, 73);
+    for (Blob* top : {&ref_top, &gpu_top}) {
+      std::copy(rewritten.cpu_data(), rewritten.cpu_data() + rewritten.count(),
+                top->mutable_cpu_data());
+      std::copy(noise.cpu_data(), noise.cpu_data() + noise.count(), top->mutable_cpu_diff());
+    }
+    reference->Backward({&ref_top}, {true}, {&ref_bottom});
+    cudnn->Backward({&gpu_top}, {true}, {&gpu_bottom});
+    ExpectClose(ref_bottom.cpu_diff(), gpu_bottom.cpu_diff(), ref_bottom.count(), 1e-5f,
+                "bottom diff");
+  }
+}
+#endif  // USE_CUDNN
 
 TEST(CudnnLayersTest, LRN) {
   SKIP_WITHOUT_GPU();
@@ -216,6 +312,37 @@ TEST(CudnnLayersTest, Activations) {
   ExpectCudnnMatchesReference("ReLU", "relu_param", "", {{7, 3}}, wide);
   // Leaky ReLU falls back to the reference GPU path.
   ExpectCudnnMatchesReference("ReLU", "relu_param", "negative_slope: 0.2", {{2, 3, 4}}, wide);
+}
+
+TEST(CudnnLayersTest, ReLUBackwardIgnoresRewrittenTop) {
+  SKIP_WITHOUT_GPU();
+  // ReLU with its own top, then an in-place layer (BatchNorm, Scale) rewrites that top
+  // before backward. The reference ReLU's gradient depends on the bottom only.
+  shared_ptr<Layer> reference =
+      LayerRegistry::CreateLayer(MakeLayer("ReLU", "relu_param", "", "CAFFE"));
+  shared_ptr<Layer> cudnn =
+      LayerRegistry::CreateLayer(MakeLayer("ReLU", "relu_param", "", "CUDNN"), Mode::GPU);
+  cudnn->set_context(MakeGpuContext());
+  Blob ref_bottom({2, 3, 4, 5}), ref_top, gpu_bottom({2, 3, 4, 5}), gpu_top;
+  FillUniform(&ref_bottom, -2, 2, 79);
+  std::copy(ref_bottom.cpu_data(), ref_bottom.cpu_data() + ref_bottom.count(),
+            gpu_bottom.mutable_cpu_data());
+  reference->SetUp({&ref_bottom}, {&ref_top});
+  cudnn->SetUp({&gpu_bottom}, {&gpu_top});
+  reference->Forward({&ref_bottom}, {&ref_top});
+  cudnn->Forward({&gpu_bottom}, {&gpu_top});
+  Blob rewritten(ref_top.shape()), noise(ref_top.shape());
+  FillUniform(&rewritten, -2, 2, 83);  // signs unrelated to the bottom's
+  FillGaussian(&noise, 1.f, 89);
+  for (Blob* top : {&ref_top, &gpu_top}) {
+    std::copy(rewritten.cpu_data(), rewritten.cpu_data() + rewritten.count(),
+              top->mutable_cpu_data());
+    std::copy(noise.cpu_data(), noise.cpu_data() + noise.count(), top->mutable_cpu_diff());
+  }
+  reference->Backward({&ref_top}, {true}, {&ref_bottom});
+  cudnn->Backward({&gpu_top}, {true}, {&gpu_bottom});
+  ExpectClose(ref_bottom.cpu_diff(), gpu_bottom.cpu_diff(), ref_bottom.count(), 1e-6f,
+              "bottom diff");
 }
 
 TEST(CudnnLayersTest, BatchNormThroughGpuComparison) {

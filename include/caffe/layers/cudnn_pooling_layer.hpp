@@ -7,7 +7,8 @@
 // window that reaches past the padding (its AVE divisor is clipped there, and cuDNN has
 // no such window), as well as for STOCHASTIC, the MAX mask top and sizes past int, the
 // reference GPU path runs instead. MAX uses cuDNN's deterministic max, padding never
-// wins (as in Caffe).
+// wins (as in Caffe); its backward reads a copy of the forward output, which a later
+// in-place layer cannot change (Caffe keeps argmax indices for the same reason).
 #ifndef CAFFE_LAYERS_CUDNN_POOLING_LAYER_HPP_
 #define CAFFE_LAYERS_CUDNN_POOLING_LAYER_HPP_
 

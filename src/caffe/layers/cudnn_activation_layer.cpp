@@ -22,6 +22,15 @@ bool CudnnComputes(const ReLULayer& layer) {
 bool CudnnComputes(const SigmoidLayer&) { return true; }
 bool CudnnComputes(const TanHLayer&) { return true; }
 
+// Whether backward needs the forward output. ReLU's gradient depends only on the sign,
+// and relu(x) > 0 exactly where x > 0, so x can stand in for y: the reference ReLU reads
+// only bottom data, and a later in-place layer that rewrites this layer's top (BatchNorm,
+// Scale after a ReLU with its own top) must not change the gradient. Sigmoid and tanh
+// read y, as their reference layers do.
+bool BackwardReadsTop(const ReLULayer&) { return false; }
+bool BackwardReadsTop(const SigmoidLayer&) { return true; }
+bool BackwardReadsTop(const TanHLayer&) { return true; }
+
 }  // namespace
 
 template <typename Reference>
@@ -57,8 +66,11 @@ void CudnnActivationLayer<Reference>::Backward_gpu(const vector<Blob*>& top,
   }
   if (!propagate_down[0]) return;
   // In place, bottom data already holds y; see cudnn::Activation for why that is exact.
-  activation_->Backward(bottom[0]->count(), top[0]->gpu_data(), top[0]->gpu_diff(),
-                        bottom[0]->gpu_data(), bottom[0]->mutable_gpu_diff());
+  const float* x = bottom[0]->gpu_data();
+  const float* y =
+      BackwardReadsTop(static_cast<const Reference&>(*this)) ? top[0]->gpu_data() : x;
+  activation_->Backward(bottom[0]->count(), y, top[0]->gpu_diff(), x,
+                        bottom[0]->mutable_gpu_diff());
 }
 
 template class CudnnActivationLayer<ReLULayer>;

@@ -127,7 +127,13 @@ void CudnnConvolutionLayer::Prepare(const Blob& bottom, const Blob& top, bool ba
         << " fits convolution_param.cudnn_workspace_limit_mb "
         << layer_param_.convolution_param().cudnn_workspace_limit_mb();
     a.forward = chosen.algo;
-    a.forward_bytes = chosen.memory;
+    // The workspace the execution needs is what cudnnGet*WorkspaceSize reports for these
+    // descriptors (FMA math); a trial's `memory` may come from another math type.
+    size_t bytes = 0;
+    CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(handle, s.bottom.get(), s.filter.get(),
+                                                        s.convolution.get(), s.top.get(),
+                                                        chosen.algo, &bytes));
+    a.forward_bytes = std::max(chosen.memory, bytes);
     a.have_forward = true;
   }
   if (backward && !a.have_backward) {
@@ -150,9 +156,16 @@ void CudnnConvolutionLayer::Prepare(const Blob& bottom, const Blob& top, bool ba
         << " fits convolution_param.cudnn_workspace_limit_mb "
         << layer_param_.convolution_param().cudnn_workspace_limit_mb();
     a.backward_data = data.algo;
-    a.backward_data_bytes = data.memory;
     a.backward_filter = filter.algo;
-    a.backward_filter_bytes = filter.memory;
+    size_t data_bytes = 0, filter_bytes = 0;
+    CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
+        handle, s.filter.get(), s.top.get(), s.convolution.get(), s.bottom.get(), data.algo,
+        &data_bytes));
+    CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+        handle, s.bottom.get(), s.top.get(), s.convolution.get(), s.filter.get(), filter.algo,
+        &filter_bytes));
+    a.backward_data_bytes = std::max(data.memory, data_bytes);
+    a.backward_filter_bytes = std::max(filter.memory, filter_bytes);
     a.have_backward = true;
   }
 }

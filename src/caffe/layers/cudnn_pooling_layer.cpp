@@ -3,6 +3,7 @@
 #include "caffe/layers/cudnn_pooling_layer.hpp"
 
 #include "caffe/util/cudnn.hpp"
+#include "caffe/util/math_functions.hpp"
 
 namespace caffe {
 
@@ -10,6 +11,11 @@ struct CudnnPoolingLayer::State {
   cudnn::TensorDescriptor bottom, top;
   cudnn::PoolingDescriptor pooling;
   vector<int64_t> described_shape;  // the bottom shape the descriptors hold
+  // MAX: the forward output as cuDNN wrote it. cuDNN's max backward finds each window's
+  // winner by comparing x with y, so it needs y unchanged, but a later in-place layer
+  // (Dropout, ReLU, BatchNorm on the pooled blob) may rewrite top data before backward;
+  // the reference path keeps argmax indices instead and is immune to that.
+  Blob y;
 };
 
 CudnnPoolingLayer::CudnnPoolingLayer(const LayerParameter& param)
@@ -52,9 +58,13 @@ void CudnnPoolingLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Bl
   }
   Describe(*bottom[0]);
   State& s = *cudnn_;
+  float* y = top[0]->mutable_gpu_data();
   CUDNN_CHECK(cudnnPoolingForward(cudnn::Handle(), s.pooling.get(), &cudnn::kOne, s.bottom.get(),
-                                  bottom[0]->gpu_data(), &cudnn::kZero, s.top.get(),
-                                  top[0]->mutable_gpu_data()));
+                                  bottom[0]->gpu_data(), &cudnn::kZero, s.top.get(), y));
+  if (method_ == PoolingParameter::MAX) {
+    s.y.ReshapeLike(*top[0]);
+    math::gpu_copy(top[0]->count(), y, s.y.mutable_gpu_data());
+  }
 }
 
 void CudnnPoolingLayer::Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
@@ -66,8 +76,14 @@ void CudnnPoolingLayer::Backward_gpu(const vector<Blob*>& top, const vector<bool
   if (!propagate_down[0]) return;
   Describe(*bottom[0]);
   State& s = *cudnn_;
+  // AVE reads no y; MAX reads the copy kept by forward (see State::y).
+  if (method_ == PoolingParameter::MAX) {
+    CHECK_EQ(s.y.count(), top[0]->count())
+        << "MAX pooling backward on the GPU without a GPU forward";
+  }
+  const float* y = method_ == PoolingParameter::MAX ? s.y.gpu_data() : top[0]->gpu_data();
   CUDNN_CHECK(cudnnPoolingBackward(cudnn::Handle(), s.pooling.get(), &cudnn::kOne, s.top.get(),
-                                   top[0]->gpu_data(), s.top.get(), top[0]->gpu_diff(),
+                                   y, s.top.get(), top[0]->gpu_diff(),
                                    s.bottom.get(), bottom[0]->gpu_data(), &cudnn::kZero,
                                    s.bottom.get(), bottom[0]->mutable_gpu_diff()));
 }
