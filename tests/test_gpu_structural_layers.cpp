@@ -372,6 +372,44 @@ TEST(GpuEmbedLayerTest, Gradient) {
   CheckGpuGradient(ParseLayer(kEmbed), {&indices}, 1e-2f, 1e-3f, 1);
 }
 
+// Weight diffs accumulate (iter_size > 1, shared weights): with a nonzero diff on entry
+// the GPU must add each position's gradient into the row in the CPU's order, so the
+// result is bit-identical, not just close.
+TEST(GpuEmbedLayerTest, WeightDiffAccumulatesExactlyLikeCpu) {
+  SKIP_WITHOUT_GPU();
+  std::shared_ptr<Layer> layers[2];
+  Blob bottoms[2], tops[2];
+  for (int gpu = 0; gpu < 2; ++gpu) {
+    bottoms[gpu].Reshape({6, 9});
+    FillIndices(&bottoms[gpu], 5, 11);  // 54 positions over 5 rows
+    layers[gpu] = LayerRegistry::CreateLayer(ParseLayer(kEmbed));
+    if (gpu) layers[gpu]->set_context(MakeGpuContext());
+    layers[gpu]->SetUp({&bottoms[gpu]}, {&tops[gpu]});
+  }
+  for (size_t b = 0; b < layers[0]->blobs().size(); ++b) {
+    const Blob& from = *layers[0]->blobs()[b];
+    std::copy_n(from.cpu_data(), from.count(), layers[1]->blobs()[b]->mutable_cpu_data());
+    Blob earlier(from.shape());  // the diff already there from an earlier pass
+    FillUniform(&earlier, -3, 3, 40 + b);
+    for (int side = 0; side < 2; ++side) {
+      std::copy_n(earlier.cpu_data(), earlier.count(),
+                  layers[side]->blobs()[b]->mutable_cpu_diff());
+    }
+  }
+  Blob dy({6, 9, 7});
+  FillGaussian(&dy, 1.f, 77);
+  for (int side = 0; side < 2; ++side) {
+    layers[side]->Forward({&bottoms[side]}, {&tops[side]});
+    std::copy_n(dy.cpu_data(), dy.count(), tops[side].mutable_cpu_diff());
+    layers[side]->Backward({&tops[side]}, {false}, {&bottoms[side]});
+  }
+  const Blob& cpu_diff = *layers[0]->blobs()[0];
+  const Blob& gpu_diff = *layers[1]->blobs()[0];
+  for (int64_t i = 0; i < cpu_diff.count(); ++i) {
+    EXPECT_EQ(gpu_diff.cpu_diff()[i], cpu_diff.cpu_diff()[i]) << "weight diff " << i;
+  }
+}
+
 TEST(GpuEmbedLayerTest, BadIndexIsTheSameError) {
   SKIP_WITHOUT_GPU();
   std::shared_ptr<Layer> layer = LayerRegistry::CreateLayer(ParseLayer(kEmbed));

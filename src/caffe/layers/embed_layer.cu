@@ -32,9 +32,13 @@ __global__ void EmbedWeightGradientKernel(int64_t n, int64_t num_output, const i
                                           const float* dy, float* dweight) {
   CUDA_GRID_STRIDE_LOOP(i, n) {
     const int64_t q = i / num_output, column = i % num_output;
-    float sum = 0.f;
+    // Start from the row's current diff, as the host's axpy does: summing the batch
+    // first and adding that once rounds differently when the diff is already nonzero
+    // (iter_size > 1, or shared weights).
+    float* out = dweight + rows[q] * num_output + column;
+    float sum = *out;
     for (int64_t p = start[q]; p < start[q + 1]; ++p) sum += dy[positions[p] * num_output + column];
-    dweight[rows[q] * num_output + column] += sum;
+    *out = sum;
   }
 }
 
