@@ -15,13 +15,14 @@ void SoftmaxWithLossLayer::LayerSetUp(const vector<Blob*>& bottom, const vector<
   if (loss_weight_defaulted_ && top.size() == 2 && layer_param_.loss_weight_size() == 1) {
     layer_param_.add_loss_weight(0.f);
   }
-  // Created through the registry so that a faster Softmax engine is picked up too.
+  // Created through the registry, in this layer's mode, so that a faster Softmax engine
+  // is picked up too (cuDNN's in a GPU net).
   LayerParameter softmax_param;
   softmax_param.set_name(layer_param_.name() + "/softmax");
   softmax_param.set_type("Softmax");
   softmax_param.set_phase(layer_param_.phase());
   *softmax_param.mutable_softmax_param() = layer_param_.softmax_param();
-  softmax_layer_ = LayerRegistry::CreateLayer(softmax_param);
+  softmax_layer_ = LayerRegistry::CreateLayer(softmax_param, context().mode());
   softmax_layer_->set_context(shared_context());  // so it runs in this layer's mode
   softmax_bottom_ = {bottom[0]};
   softmax_top_ = {&prob_};
