@@ -76,6 +76,10 @@ void WaitForCollective(cudaStream_t stream, ncclComm_t* comm, int rank, int size
     if (status != cudaErrorNotReady) {
       abort_and_fail(std::string("hit a CUDA error: ") + cudaGetErrorString(status));
     }
+    // "Not ready" is an answer, not a failure: keep it out of the thread's last-error
+    // state, where the next CUDA_CHECK(cudaPeekAtLastError()) after a kernel launch
+    // would take it for a launch error (the runtime documents no exception for it).
+    cudaGetLastError();
     ncclResult_t async = ncclSuccess;
     const ncclResult_t query = ncclCommGetAsyncError(*comm, &async);
     if (query != ncclSuccess) async = query;
