@@ -475,5 +475,56 @@ TEST(GpuIwpSelectionTest, StepsInGpuModeEqualCpuMode) {
   }
 }
 
+// A state saved with momentum correction, resumed without it (RestoreState accepts
+// that): the host keeps the saved velocities, which GPU mode never uploads, so the
+// host mirror must not try to download them (it used to fail a CHECK in SaveState).
+// The run then goes on like the CPU-mode run of the same resume.
+TEST(GpuIwpSelectionTest, ResumeWithoutMomentumCorrectionMatchesCpuMode) {
+  SKIP_WITHOUT_GPU();
+  auto make = [](bool gpu, bool momentum_correction) {
+    auto exchange = CreateGradientExchange(
+        MakeSync(SyncParameter::IWP, momentum_correction ? "momentum_correction: true" : ""),
+        std::make_shared<LocalCommunicator>());
+    exchange->set_gpu_mode(gpu);
+    exchange->TakeOverMomentum(0.5f);
+    return exchange;
+  };
+  vector<std::unique_ptr<Blob>> blobs;
+  vector<Blob*> params;
+  for (int64_t n : {5000, 40}) {
+    blobs.push_back(std::make_unique<Blob>(vector<int64_t>{n}));
+    FillUniform(blobs.back().get(), -1, 1, 100 + n);
+    params.push_back(blobs.back().get());
+  }
+  auto set_gradients = [&](int step) {
+    std::mt19937_64 rng(step);
+    std::uniform_int_distribution<int> eighths(-24, 24);
+    for (Blob* p : params) {
+      float* g = p->mutable_cpu_diff();
+      for (int64_t i = 0; i < p->count(); ++i) g[i] = eighths(rng) / 8.f;
+      p->gpu_data();
+      p->gpu_diff();
+    }
+  };
+  auto before = make(false, true);
+  for (int step = 0; step < 2; ++step) {
+    set_gradients(step);
+    before->Exchange(step, params);
+  }
+  const std::string state = before->SaveState();
+  std::string resumed_state[2];
+  vector<vector<float>> diffs[2];
+  for (bool gpu : {false, true}) {
+    auto resumed = make(gpu, false);
+    resumed->RestoreState(state);
+    set_gradients(2);
+    resumed->Exchange(2, params);
+    for (Blob* p : params) diffs[gpu].emplace_back(p->cpu_diff(), p->cpu_diff() + p->count());
+    resumed_state[gpu] = resumed->SaveState();
+  }
+  EXPECT_EQ(diffs[1], diffs[0]);
+  EXPECT_EQ(resumed_state[1], resumed_state[0]);
+}
+
 }  // namespace
 }  // namespace caffe

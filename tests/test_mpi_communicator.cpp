@@ -542,6 +542,19 @@ TEST_F(MpiCommunicatorTest, NcclCollectivesOnDeviceBuffers) {
   nccl.Barrier();
 }
 
+// The exchanges take NCCL only where every rank has a GPU of its own (NCCL refuses
+// two ranks on one device); ranks placed as -gpu all places them (local rank mod the
+// GPUs on the machine) share one exactly when a machine has more ranks than GPUs.
+TEST_F(MpiCommunicatorTest, NcclOnlyWhereEveryRankHasItsOwnGpu) {
+  if (comm_->AnyTrue(CudaDeviceCount() == 0)) GTEST_SKIP() << "needs a GPU on every rank";
+  CUDA_CHECK(cudaSetDevice(comm_->local_rank() % CudaDeviceCount()));
+  const bool shared = comm_->AnyTrue(comm_->local_size() > CudaDeviceCount());
+  const int64_t bytes_before = comm_->stats().total_bytes_sent();
+  EXPECT_EQ(EveryRankHasItsOwnGpu(comm_), !shared);
+  // A setup message, not exchange traffic.
+  EXPECT_EQ(comm_->stats().total_bytes_sent(), bytes_before);
+}
+
 #endif  // USE_NCCL
 
 }  // namespace

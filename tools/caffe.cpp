@@ -305,9 +305,17 @@ int DeviceQuery() {
   if (FLAGS_gpu.empty() || FLAGS_gpu == "all") {
     for (int i = 0; i < count; ++i) devices.push_back(i);
   } else {
-    const int id = std::atoi(FLAGS_gpu.c_str());
-    CAFFE_REQUIRE(id >= 0 && id < count) << "-gpu " << FLAGS_gpu << ": unknown GPU id";
-    devices.push_back(id);
+    // Ids as train reads them (atoi took "abc" for 0 and "1,2" for 1), and a list
+    // as BVLC Caffe's device_query takes it.
+    for (const string& item : SplitComma(FLAGS_gpu)) {
+      char* end = nullptr;
+      const long id = std::strtol(item.c_str(), &end, 10);
+      CAFFE_REQUIRE(end && *end == '\0' && id >= 0 && id < count)
+          << "-gpu " << FLAGS_gpu << ": '" << item << "' is not a GPU id (" << count
+          << " GPU(s) available)";
+      devices.push_back(static_cast<int>(id));
+    }
+    CAFFE_REQUIRE(!devices.empty()) << "-gpu " << FLAGS_gpu << ": no GPU id given";
   }
   for (int id : devices) {
     cudaDeviceProp prop;

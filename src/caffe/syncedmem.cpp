@@ -40,6 +40,9 @@ void* AllocateHost(size_t size, bool* pinned) {
       *pinned = true;
       return ptr;
     }
+    // The failure is now the thread's last CUDA error; clear it, or the next
+    // CUDA_CHECK(cudaPeekAtLastError()) after an unrelated kernel launch reports it.
+    cudaGetLastError();
   }
 #endif
   void* ptr = nullptr;

@@ -71,6 +71,14 @@ class NcclCommunicator : public Communicator {
   cudaStream_t stream_ = nullptr;
 };
 
+// Whether every rank of `control`'s job trains on a GPU of its own, so that NCCL can
+// serve it: ncclCommInitRank refuses two ranks on one device ("Duplicate GPU
+// detected", invalid usage), which -gpu all with more ranks than GPUs on a machine,
+// one -gpu id or the solver's device_id for every rank all produce. Collective over
+// `control` (MPI, host memory; not counted as exchange traffic): every rank calls it
+// at the same point. True for a communicator that is not MPI (nothing to compare).
+bool EveryRankHasItsOwnGpu(Communicator* control);
+
 }  // namespace caffe
 
 #endif  // USE_NCCL

@@ -135,6 +135,14 @@ class DeviceBucketReducer : public BucketReducer {
 std::unique_ptr<BucketReducer> CreateDeviceBucketReducer(Communicator* control,
                                                          ExchangeStats* stats) {
   if (control->size() < 2 || CudaDeviceCount() == 0) return nullptr;
+  if (!EveryRankHasItsOwnGpu(control)) {
+    // NCCL would refuse the job at ncclCommInitRank; the host reducer works.
+    if (control->rank() == 0) {
+      LOG(WARNING) << "ranks share a GPU, which NCCL does not allow: DENSE gradients go "
+                      "through host memory and MPI";
+    }
+    return nullptr;
+  }
   return std::make_unique<DeviceBucketReducer>(control, stats);
 }
 

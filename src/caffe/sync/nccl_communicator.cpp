@@ -6,8 +6,11 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <set>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "caffe/common.hpp"
 #include "caffe/util/device_alternate.hpp"
@@ -76,6 +79,10 @@ void WaitForCollective(cudaStream_t stream, ncclComm_t* comm, int rank, int size
     if (status != cudaErrorNotReady) {
       abort_and_fail(std::string("hit a CUDA error: ") + cudaGetErrorString(status));
     }
+    // "Not ready" is an answer, not a failure: keep it out of the thread's last-error
+    // state, where the next CUDA_CHECK(cudaPeekAtLastError()) after a kernel launch
+    // would take it for a launch error (the runtime documents no exception for it).
+    cudaGetLastError();
     ncclResult_t async = ncclSuccess;
     const ncclResult_t query = ncclCommGetAsyncError(*comm, &async);
     if (query != ncclSuccess) async = query;
@@ -99,6 +106,25 @@ void WaitForCollective(cudaStream_t stream, ncclComm_t* comm, int rank, int size
 }
 
 }  // namespace
+
+bool EveryRankHasItsOwnGpu(Communicator* control) {
+  auto* mpi = dynamic_cast<MpiCommunicator*>(control);
+  if (mpi == nullptr || mpi->size() < 2) return true;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp prop;
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  // The UUID names one physical GPU across machines, whatever CUDA_VISIBLE_DEVICES
+  // made of its index.
+  constexpr int kIdBytes = sizeof(prop.uuid);
+  std::vector<char> ids(static_cast<size_t>(kIdBytes) * mpi->size());
+  ThrowIfMpiError(MPI_Allgather(&prop.uuid, kIdBytes, MPI_BYTE, ids.data(), kIdBytes, MPI_BYTE,
+                                mpi->mpi_comm()),
+                  "MPI_Allgather (GPU ids)");
+  std::set<std::string> distinct;
+  for (int r = 0; r < mpi->size(); ++r) distinct.emplace(ids.data() + r * kIdBytes, kIdBytes);
+  return static_cast<int>(distinct.size()) == mpi->size();
+}
 
 NcclCommunicator::NcclCommunicator(int device) : mpi_(std::make_unique<MpiCommunicator>()) {
   const int devices = CudaDeviceCount();

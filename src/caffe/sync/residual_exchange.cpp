@@ -78,7 +78,9 @@ void ResidualExchange::SyncHostMirror() const {
   if (!host_behind_) return;
   for (size_t b = 0; b < residual_.size(); ++b) {
     device_residual_[b].Download(residual_[b].data(), residual_[b].size() * sizeof(float));
-    if (!velocity_[b].empty()) {
+    // Only momentum correction keeps u on the device (UploadState); a restored state
+    // may still hold host velocities that the device never got.
+    if (momentum_correction_) {
       device_velocity_[b].Download(velocity_[b].data(), velocity_[b].size() * sizeof(float));
     }
   }

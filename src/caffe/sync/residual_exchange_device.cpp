@@ -136,7 +136,8 @@ Communicator* ResidualExchange::DeviceCommunicator() {
   if (!device_comm_checked_) {
     // Collective: every rank gets here in the same step (the first that moves data).
     device_comm_checked_ = true;
-    if (comm_->backend() == "mpi" && comm_->size() > 1) {
+    // NCCL refuses ranks that share a GPU; the host path below serves them.
+    if (comm_->backend() == "mpi" && comm_->size() > 1 && EveryRankHasItsOwnGpu(comm_.get())) {
       int device = 0;
       CUDA_CHECK(cudaGetDevice(&device));
       device_comm_ = std::make_shared<NcclCommunicator>(device);
