@@ -61,6 +61,43 @@ GpuComparison LabelledComparison(float lo, float hi, int label_bottom, int label
   return options;
 }
 
+// Forward, then Backward into bottom 0 with the loss diff 1, in CPU or GPU mode; returns
+// the loss followed by bottom 0's diff.
+std::vector<float> LossAndGradient(const LayerParameter& param, const vector<Blob*>& bottoms,
+                                   bool gpu) {
+  std::shared_ptr<Layer> layer = LayerRegistry::CreateLayer(param);
+  if (gpu) layer->set_context(MakeGpuContext());
+  Blob top;
+  layer->SetUp(bottoms, {&top});
+  layer->Forward(bottoms, {&top});
+  std::vector<float> result{top.cpu_data()[0]};
+  top.mutable_cpu_diff()[0] = 1.f;
+  vector<bool> propagate_down(bottoms.size(), false);
+  propagate_down[0] = true;
+  layer->Backward({&top}, propagate_down, bottoms);
+  result.insert(result.end(), bottoms[0]->cpu_diff(),
+                bottoms[0]->cpu_diff() + bottoms[0]->count());
+  return result;
+}
+
+// A NaN in the prediction must reach the loss (and the gradient) on the GPU as on the
+// CPU, whose std::max clamps keep NaN; fmaxf clamps would make the loss finite and keep
+// the solver's non-finite loss check from firing.
+void ExpectNaNReachesLossAsOnCpu(const LayerParameter& param, const vector<Blob*>& bottoms) {
+  const std::vector<float> cpu = LossAndGradient(param, bottoms, false);
+  const std::vector<float> gpu = LossAndGradient(param, bottoms, true);
+  ASSERT_TRUE(std::isnan(cpu[0])) << "the CPU loss should be NaN";
+  ASSERT_EQ(cpu.size(), gpu.size());
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    if (std::isnan(cpu[i])) {
+      EXPECT_TRUE(std::isnan(gpu[i])) << "value " << i << " (0 is the loss, then bottom 0's "
+                                      << "diff) is NaN on the CPU, " << gpu[i] << " on the GPU";
+    } else {
+      EXPECT_NEAR(gpu[i], cpu[i], 1e-4f * std::max(1.f, std::fabs(cpu[i]))) << "value " << i;
+    }
+  }
+}
+
 }  // namespace
 
 // ---- EuclideanLoss ----
@@ -159,6 +196,20 @@ TEST(GpuContrastiveLossLayerTest, Gradient) {
   }
 }
 
+TEST(GpuContrastiveLossLayerTest, NaNReachesTheLossAsOnCpu) {
+  SKIP_WITHOUT_GPU();
+  for (bool legacy : {false, true}) {
+    SCOPED_TRACE(legacy ? "legacy" : "current");
+    Blob a({3, 2}), b({3, 2}), y({3});
+    FillUniform(&a, -0.3f, 0.3f, 1);
+    FillUniform(&b, -0.3f, 0.3f, 2);
+    a.mutable_cpu_data()[1] = std::nanf("");  // pair 0, dissimilar
+    const float similar[] = {0, 1, 0};
+    std::copy(similar, similar + 3, y.mutable_cpu_data());
+    ExpectNaNReachesLossAsOnCpu(ParseLayer(ContrastiveProto(legacy)), {&a, &b, &y});
+  }
+}
+
 // ---- HingeLoss ----
 
 TEST(GpuHingeLossLayerTest, MatchesCpu) {
@@ -218,6 +269,17 @@ TEST(GpuInfogainLossLayerTest, MatchesCpu) {
                       {{6, 4}, {6}}, LabelledComparison(0.01f, 1, 1, 0, 3, 2));
 }
 
+TEST(GpuInfogainLossLayerTest, NaNReachesTheLossAsOnCpu) {
+  SKIP_WITHOUT_GPU();
+  Blob p({2, 3}), labels({2}), h({3, 3});
+  FillUniform(&p, 0.1f, 1, 1);
+  FillUniform(&h, 0.1f, 1, 5);
+  p.mutable_cpu_data()[4] = std::nanf("");  // example 1, class 1
+  labels.mutable_cpu_data()[0] = 2;
+  labels.mutable_cpu_data()[1] = 1;
+  ExpectNaNReachesLossAsOnCpu(ParseLayer("name: 'l' type: 'InfogainLoss'"), {&p, &labels, &h});
+}
+
 TEST(GpuInfogainLossLayerTest, Gradient) {
   SKIP_WITHOUT_GPU();
   Blob p({2, 3, 2}), labels({2, 2}), h({3, 3});
@@ -247,6 +309,17 @@ TEST(GpuMultinomialLogisticLossLayerTest, MatchesCpu) {
   };
   ExpectGpuMatchesCpu(ParseLayer("name: 'l' type: 'MultinomialLogisticLoss'"),
                       {{4, 3, 1, 1}, {4}}, with_zeros);
+}
+
+TEST(GpuMultinomialLogisticLossLayerTest, NaNReachesTheLossAsOnCpu) {
+  SKIP_WITHOUT_GPU();
+  Blob p({3, 4}), labels({3});
+  FillUniform(&p, 0.1f, 1, 1);
+  const float l[] = {0, 2, 3};
+  std::copy(l, l + 3, labels.mutable_cpu_data());
+  p.mutable_cpu_data()[1 * 4 + 2] = std::nanf("");  // example 1's labelled class
+  ExpectNaNReachesLossAsOnCpu(ParseLayer("name: 'l' type: 'MultinomialLogisticLoss'"),
+                              {&p, &labels});
 }
 
 TEST(GpuMultinomialLogisticLossLayerTest, Gradient) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -176,6 +177,37 @@ TEST(GpuReLULayerTest, Gradient) {
   CheckGpuGradient(kReLU, {2, 3, 4}, -1, 1, 1.1e-2f);
   CheckGpuGradient("name: 'r' type: 'ReLU' relu_param { engine: CAFFE negative_slope: 0.25 }",
                    {2, 3, 4}, -1, 1, 1.1e-2f);
+}
+
+// NaN in, NaN out, as on the CPU (and in cuDNN's activation, which propagates NaN):
+// fmaxf / fminf would map it to 0 and hide a diverged layer from the solver's
+// non-finite loss check. Infinities and signed zeros keep their CPU results too.
+TEST(GpuReLULayerTest, NonFiniteInputsMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> values = {std::nanf(""), -std::nanf(""), inf, -inf,
+                                     0.f,           -0.f,           1.5f, -1.5f};
+  const int64_t n = static_cast<int64_t>(values.size());
+  for (const char* proto : {kReLU, kLeakyReLU}) {
+    SCOPED_TRACE(proto);
+    std::vector<float> out[2];
+    for (int gpu = 0; gpu < 2; ++gpu) {
+      Blob bottom({n}), top;
+      std::copy(values.begin(), values.end(), bottom.mutable_cpu_data());
+      std::shared_ptr<Layer> layer = MakeLayer(proto, gpu == 1);
+      layer->SetUp({&bottom}, {&top});
+      layer->Forward({&bottom}, {&top});
+      out[gpu].assign(top.cpu_data(), top.cpu_data() + n);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (std::isnan(out[0][i])) {
+        EXPECT_TRUE(std::isnan(out[1][i]))
+            << "input " << values[i] << ": NaN on the CPU, " << out[1][i] << " on the GPU";
+      } else {
+        EXPECT_EQ(out[1][i], out[0][i]) << "input " << values[i];
+      }
+    }
+  }
 }
 
 TEST(GpuReLULayerTest, InPlace) {

@@ -14,6 +14,10 @@ namespace {
 // CPU path's constant).
 constexpr float kDistanceFloor = 1e-4f;
 
+// std::max(v, 0.f) as the host computes it ((v < 0) ? 0 : v): a NaN distance stays NaN,
+// so the loss goes non-finite as on the CPU (fmaxf would return 0 and hide it).
+__device__ inline float AtLeastZero(float v) { return v < 0.f ? 0.f : v; }
+
 struct SquaredNormTerm {
   const float* diff;
   int64_t dim;
@@ -30,8 +34,8 @@ struct ContrastiveTerm {
   bool legacy;
   __device__ double operator()(int64_t, int64_t n) const {
     if (static_cast<int>(similar[n]) != 0) return dist_sq[n];
-    if (legacy) return fmaxf(margin - dist_sq[n], 0.f);
-    const double gap = fmaxf(margin - sqrtf(dist_sq[n]), 0.f);
+    if (legacy) return AtLeastZero(margin - dist_sq[n]);
+    const double gap = AtLeastZero(margin - sqrtf(dist_sq[n]));
     return gap * gap;
   }
 };

@@ -14,6 +14,13 @@ namespace {
 // CPU path's constant).
 constexpr float kMinProbability = 1e-20f;
 
+// std::max(p, kMinProbability) as the host computes it ((p < min) ? min : p): a NaN
+// probability stays NaN, so the loss goes non-finite as on the CPU. fmaxf would return
+// the clamp instead and turn a diverged net's NaN into a finite loss.
+__device__ inline float ClampProbability(float p) {
+  return p < kMinProbability ? kMinProbability : p;
+}
+
 // Where class k of prediction `position` (= o * inner + i) lives in the probabilities:
 // classes run along the axis between outer and inner.
 __device__ inline int64_t ProbabilityIndex(int64_t position, int64_t k, int64_t num_labels,
@@ -44,7 +51,7 @@ struct InfogainTerm {
     if (layout.Ignored(position)) return 0;
     const float p =
         layout.p[ProbabilityIndex(position, k, layout.num_labels, layout.inner)];
-    return -double(layout.H(position, k)) * log(fmaxf(p, kMinProbability));
+    return -double(layout.H(position, k)) * log(ClampProbability(p));
   }
 };
 
@@ -55,7 +62,7 @@ __global__ void InfogainBackwardKernel(int64_t n, float scale, InfogainLayout la
     const int64_t position = j / layout.num_labels, k = j % layout.num_labels;
     if (layout.Ignored(position)) continue;
     const int64_t index = ProbabilityIndex(position, k, layout.num_labels, layout.inner);
-    dp[index] = scale * layout.H(position, k) / fmaxf(layout.p[index], kMinProbability);
+    dp[index] = scale * layout.H(position, k) / ClampProbability(layout.p[index]);
   }
 }
 

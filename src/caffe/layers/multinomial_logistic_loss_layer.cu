@@ -15,13 +15,20 @@ namespace {
 // CPU path's constant).
 constexpr float kMinProbability = 1e-20f;
 
+// std::max(p, kMinProbability) as the host computes it ((p < min) ? min : p): a NaN
+// probability stays NaN, so the loss goes non-finite as on the CPU. fmaxf would return
+// the clamp instead and turn a diverged net's NaN into a finite loss.
+__device__ inline float ClampProbability(float p) {
+  return p < kMinProbability ? kMinProbability : p;
+}
+
 struct NegativeLogLikelihoodTerm {
   const float* p;
   const float* labels;
   int64_t dim;
   __device__ double operator()(int64_t, int64_t n) const {
     const int64_t label = static_cast<int64_t>(labels[n]);
-    return -log(fmaxf(p[n * dim + label], kMinProbability));
+    return -log(ClampProbability(p[n * dim + label]));
   }
 };
 
@@ -30,7 +37,7 @@ __global__ void MultinomialLogisticBackwardKernel(int64_t num, int64_t dim, floa
                                                   float* dp) {
   CUDA_GRID_STRIDE_LOOP(n, num) {
     const int64_t i = n * dim + static_cast<int64_t>(labels[n]);
-    dp[i] = scale / fmaxf(p[i], kMinProbability);
+    dp[i] = scale / ClampProbability(p[i]);
   }
 }
 

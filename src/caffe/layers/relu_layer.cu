@@ -6,12 +6,17 @@ namespace caffe {
 
 namespace {
 
+// std::max(x, 0) + slope * std::min(x, 0) spelled as std::max / std::min compute it
+// ((a < b) ? b : a and (b < a) ? b : a), so a NaN input stays NaN as on the CPU (and
+// in cuDNN's activation, set to CUDNN_PROPAGATE_NAN). fmaxf / fminf would return the
+// other operand, 0, and hide the NaN from the solver's non-finite loss check.
 struct ReLUForward {
   const float* x;
   float* y;
   float slope;
   __device__ void operator()(int64_t i) const {
-    y[i] = fmaxf(x[i], 0.f) + slope * fminf(x[i], 0.f);
+    const float v = x[i];
+    y[i] = (v < 0.f ? 0.f : v) + slope * (0.f < v ? 0.f : v);
   }
 };
 
