@@ -87,6 +87,26 @@ void ExpectClose(const float* expected, const float* actual, int64_t count, floa
 }
 
 // A finite-difference check of the cuDNN layer with a GPU context.
+// What an in-place layer on top of this one leaves between forward and backward: it
+// rewrites the top's data (seed `data_seed`) and diff (`diff_seed`), the same on both
+// sides. Then both layers run backward and their bottom diffs must agree.
+void RewriteTopThenCompareBackward(Layer* reference, Layer* cudnn, Blob* ref_top, Blob* gpu_top,
+                                   Blob* ref_bottom, Blob* gpu_bottom, uint64_t data_seed,
+                                   uint64_t diff_seed, float tolerance) {
+  Blob rewritten(ref_top->shape()), noise(ref_top->shape());
+  FillUniform(&rewritten, -2, 2, data_seed);
+  FillGaussian(&noise, 1.f, diff_seed);
+  for (Blob* top : {ref_top, gpu_top}) {
+    std::copy(rewritten.cpu_data(), rewritten.cpu_data() + rewritten.count(),
+              top->mutable_cpu_data());
+    std::copy(noise.cpu_data(), noise.cpu_data() + noise.count(), top->mutable_cpu_diff());
+  }
+  reference->Backward({ref_top}, {true}, {ref_bottom});
+  cudnn->Backward({gpu_top}, {true}, {gpu_bottom});
+  ExpectClose(ref_bottom->cpu_diff(), gpu_bottom->cpu_diff(), ref_bottom->count(), tolerance,
+              "bottom diff");
+}
+
 void CheckGpuGradient(const LayerParameter& param, const vector<Blob*>& bottoms, float stepsize,
                       float threshold, float kink_range = -1.f) {
   SCOPED_TRACE(param.ShortDebugString());
@@ -261,19 +281,8 @@ TEST(CudnnLayersTest, MaxPoolingBackwardSurvivesInPlaceLayerOnTop) {
     reference->Forward({&ref_bottom}, {&ref_top});
     cudnn->Forward({&gpu_bottom}, {&gpu_top});
     ExpectClose(ref_top.cpu_data(), gpu_top.cpu_data(), ref_top.count(), 1e-5f, "top");
-    // What an in-place layer on the pooled blob leaves there: new data, and its diff.
-    Blob rewritten(ref_top.shape()), noise(ref_top.shape());
-    FillUniform(&rewritten, -2, 2, 71);
-    FillGaussian(&noise, 1.f, 73);
-    for (Blob* top : {&ref_top, &gpu_top}) {
-      std::copy(rewritten.cpu_data(), rewritten.cpu_data() + rewritten.count(),
-                top->mutable_cpu_data());
-      std::copy(noise.cpu_data(), noise.cpu_data() + noise.count(), top->mutable_cpu_diff());
-    }
-    reference->Backward({&ref_top}, {true}, {&ref_bottom});
-    cudnn->Backward({&gpu_top}, {true}, {&gpu_bottom});
-    ExpectClose(ref_bottom.cpu_diff(), gpu_bottom.cpu_diff(), ref_bottom.count(), 1e-5f,
-                "bottom diff");
+    RewriteTopThenCompareBackward(reference.get(), cudnn.get(), &ref_top, &gpu_top, &ref_bottom,
+                                  &gpu_bottom, 71, 73, 1e-5f);
   }
 }
 #endif  // USE_CUDNN
@@ -331,18 +340,9 @@ TEST(CudnnLayersTest, ReLUBackwardIgnoresRewrittenTop) {
   cudnn->SetUp({&gpu_bottom}, {&gpu_top});
   reference->Forward({&ref_bottom}, {&ref_top});
   cudnn->Forward({&gpu_bottom}, {&gpu_top});
-  Blob rewritten(ref_top.shape()), noise(ref_top.shape());
-  FillUniform(&rewritten, -2, 2, 83);  // signs unrelated to the bottom's
-  FillGaussian(&noise, 1.f, 89);
-  for (Blob* top : {&ref_top, &gpu_top}) {
-    std::copy(rewritten.cpu_data(), rewritten.cpu_data() + rewritten.count(),
-              top->mutable_cpu_data());
-    std::copy(noise.cpu_data(), noise.cpu_data() + noise.count(), top->mutable_cpu_diff());
-  }
-  reference->Backward({&ref_top}, {true}, {&ref_bottom});
-  cudnn->Backward({&gpu_top}, {true}, {&gpu_bottom});
-  ExpectClose(ref_bottom.cpu_diff(), gpu_bottom.cpu_diff(), ref_bottom.count(), 1e-6f,
-              "bottom diff");
+  // The rewritten top's signs are unrelated to the bottom's.
+  RewriteTopThenCompareBackward(reference.get(), cudnn.get(), &ref_top, &gpu_top, &ref_bottom,
+                                &gpu_bottom, 83, 89, 1e-6f);
 }
 
 TEST(CudnnLayersTest, BatchNormThroughGpuComparison) {
