@@ -34,6 +34,11 @@ std::shared_ptr<Context> MakeGpuContext(int device) {
 
 namespace {
 
+// ExpectGpuMatchesCpu's backward inputs: a loss top's diff (the loss weight a net
+// would put there), and the spread of the weight diffs' starting values.
+constexpr float kLossTopDiff = 0.75f;
+constexpr float kWeightDiffStartStddev = 0.1f;
+
 struct LayerRun {
   std::shared_ptr<Layer> layer;
   std::vector<std::unique_ptr<Blob>> bottoms, tops;
@@ -155,7 +160,10 @@ void ExpectGpuMatchesCpu(const LayerParameter& param,
   for (size_t t = 0; t < cpu.tops.size(); ++t) {
     Blob* top = cpu.tops[t].get();
     if (cpu.layer->loss(static_cast<int>(t)) != 0) {
-      std::fill(top->mutable_cpu_diff(), top->mutable_cpu_diff() + top->count(), 1.f);
+      // A net puts the loss weight into the loss top's diff; one other than 1 checks
+      // that backward scales by it rather than assuming 1.
+      std::fill(top->mutable_cpu_diff(), top->mutable_cpu_diff() + top->count(),
+                kLossTopDiff);
     } else {
       Blob noise(top->shape());
       FillGaussian(&noise, 1.f, 4242 + t);
@@ -164,10 +172,17 @@ void ExpectGpuMatchesCpu(const LayerParameter& param,
     std::copy(top->cpu_diff(), top->cpu_diff() + top->count(),
               gpu.tops[t]->mutable_cpu_diff());
   }
-  for (auto* run : {&cpu, &gpu}) {
-    for (auto& blob : run->layer->blobs()) {
-      std::fill(blob->mutable_cpu_diff(), blob->mutable_cpu_diff() + blob->count(), 0.f);
-    }
+  // Weight diffs start from the same nonzero values on both sides: backward must add
+  // to them (iter_size > 1 and shared weights rely on that), so a kernel that
+  // overwrites them fails here. Small values keep the relative tolerance as sensitive
+  // to a missing gradient as a zero start would.
+  for (size_t b = 0; b < cpu.layer->blobs().size(); ++b) {
+    Blob& from = *cpu.layer->blobs()[b];
+    Blob start(from.shape());
+    FillGaussian(&start, kWeightDiffStartStddev, 5151 + b);
+    std::copy(start.cpu_data(), start.cpu_data() + start.count(), from.mutable_cpu_diff());
+    Blob& to = *gpu.layer->blobs()[b];
+    std::copy(start.cpu_data(), start.cpu_data() + start.count(), to.mutable_cpu_diff());
   }
   std::vector<bool> propagate_down = options.propagate_down;
   if (propagate_down.empty()) propagate_down.assign(bottom_shapes.size(), true);

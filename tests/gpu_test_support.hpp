@@ -57,8 +57,10 @@ struct GpuComparison {
 // another engine name it. Builds `param`'s layer (options.cpu_param's for the CPU
 // side, when set) on a CPU
 // context and on a GPU context, gives the GPU one the CPU one's weights, runs Forward on
-// the same bottoms and Backward with the same top diffs (Gaussian; a loss top gets 1),
-// and expects tops, bottom diffs and weight diffs to agree within options.tolerance.
+// the same bottoms and Backward with the same top diffs (Gaussian; a loss top gets
+// 0.75, a loss weight other than 1) onto the same nonzero weight diffs (backward must
+// accumulate into them), and expects tops, bottom diffs and weight diffs to agree
+// within options.tolerance.
 // Call after SKIP_WITHOUT_GPU().
 void ExpectGpuMatchesCpu(const LayerParameter& param,
                          const std::vector<std::vector<int64_t>>& bottom_shapes,
