@@ -36,29 +36,23 @@ class BaseConvolutionLayer : public Layer {
   // throwing caffe::Error when the geometry admits no output.
   virtual void ComputeOutputShape(const vector<int64_t>& input_spatial) = 0;
 
-  // One image (one item of the batch). `input` is on the image side, `output` on the
-  // column side. Forward writes (overwrites) output; weight gradients accumulate.
-  void ForwardGemm(const float* input, const float* weights, float* output,
+  // One image (one item of the batch), on the host or, for Mode::GPU, on device
+  // pointers with cuBLAS and the device im2col (one code for both; see
+  // util/mode_math.hpp). `input` is on the image side, `output` on the column side.
+  // Forward writes (overwrites) output; weight gradients accumulate.
+  void ForwardGemm(Mode mode, const float* input, const float* weights, float* output,
                    bool skip_im2col = false);
-  void ForwardBias(float* output, const float* bias);
+  void ForwardBias(Mode mode, float* output, const float* bias);
   // input_diff = W^T * output_diff, folded back to the image side (overwrites).
-  void BackwardGemm(const float* output_diff, const float* weights, float* input_diff);
+  void BackwardGemm(Mode mode, const float* output_diff, const float* weights,
+                    float* input_diff);
   // weights_diff += output_diff * im2col(input)^T.
-  void WeightGemm(const float* input, const float* output_diff, float* weights_diff);
-  void BackwardBias(float* bias_diff, const float* output_diff);
-
-#ifdef USE_CUDA
-  // The same five products on device pointers (base_conv_layer.cu), with cuBLAS and
-  // im2col_gpu. Only the 2-d im2col exists on the device (1x1 kernels need none):
-  // callers check HasGpuPath() and run the CPU path otherwise.
+  void WeightGemm(Mode mode, const float* input, const float* output_diff,
+                  float* weights_diff);
+  void BackwardBias(Mode mode, float* bias_diff, const float* output_diff);
+  // Only the 2-d im2col exists on the device (1x1 kernels need none): GPU callers run
+  // the CPU path otherwise.
   bool HasGpuPath() const { return is_1x1_ || (num_spatial_axes_ == 2 && !force_nd_im2col_); }
-  void ForwardGemmGpu(const float* input, const float* weights, float* output,
-                      bool skip_im2col = false);
-  void ForwardBiasGpu(float* output, const float* bias);
-  void BackwardGemmGpu(const float* output_diff, const float* weights, float* input_diff);
-  void WeightGemmGpu(const float* input, const float* output_diff, float* weights_diff);
-  void BackwardBiasGpu(float* bias_diff, const float* output_diff);
-#endif
 
   int num_spatial_axes_ = 0;
   int channel_axis_ = 1;
@@ -77,12 +71,8 @@ class BaseConvolutionLayer : public Layer {
   int out_spatial_dim_ = 0;  // top plane size (the bias is broadcast over it)
 
  private:
-  void Im2col(const float* image, float* columns);
-  void Col2im(const float* columns, float* image);
-#ifdef USE_CUDA
-  void Im2colGpu(const float* image, float* columns);
-  void Col2imGpu(const float* columns, float* image);
-#endif
+  void Im2col(Mode mode, const float* image, float* columns);
+  void Col2im(Mode mode, const float* columns, float* image);
   vector<int64_t> ExpectedWeightShape() const;
   // One value per spatial axis from a repeated field (empty: default; one value:
   // every axis) or, for 2-d only, from the _h/_w pair.

@@ -25,6 +25,13 @@ class ConvolutionLayer : public BaseConvolutionLayer {
   void Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                     const vector<Blob*>& bottom) override;
 #endif
+
+ private:
+  // Both modes' passes: the host ones, or for Mode::GPU the same code on device
+  // memory (the GPU overrides call these where HasGpuPath(), else the host ones).
+  void ForwardOn(Mode mode, const vector<Blob*>& bottom, const vector<Blob*>& top);
+  void BackwardOn(Mode mode, const vector<Blob*>& top, const vector<bool>& propagate_down,
+                  const vector<Blob*>& bottom);
 };
 
 }  // namespace caffe

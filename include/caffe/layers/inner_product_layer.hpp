@@ -31,6 +31,13 @@ class InnerProductLayer : public Layer {
   bool bias_term_ = true;
   bool transpose_ = false;  // weights stored K x N instead of N x K
   Blob bias_multiplier_;   // a column of ones, so the bias add is one GEMM
+
+ private:
+  // Both modes' passes: the host products, or for Mode::GPU the same ones with cuBLAS
+  // on device memory (util/mode_math.hpp).
+  void ForwardOn(Mode mode, const vector<Blob*>& bottom, const vector<Blob*>& top);
+  void BackwardOn(Mode mode, const vector<Blob*>& top, const vector<bool>& propagate_down,
+                  const vector<Blob*>& bottom);
 };
 
 }  // namespace caffe

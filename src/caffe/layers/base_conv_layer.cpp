@@ -3,6 +3,7 @@
 #include "caffe/filler.hpp"
 #include "caffe/util/im2col.hpp"
 #include "caffe/util/math_functions.hpp"
+#include "caffe/util/mode_math.hpp"
 
 namespace caffe {
 
@@ -168,8 +169,19 @@ void BaseConvolutionLayer::Reshape(const vector<Blob*>& bottom, const vector<Blo
   }
 }
 
-void BaseConvolutionLayer::Im2col(const float* image, float* columns) {
-  if (!force_nd_im2col_ && num_spatial_axes_ == 2) {
+void BaseConvolutionLayer::Im2col(Mode mode, const float* image, float* columns) {
+  const bool planar = !force_nd_im2col_ && num_spatial_axes_ == 2;
+#ifdef USE_CUDA
+  if (mode == Mode::GPU) {
+    CHECK(planar) << "no device im2col for " << num_spatial_axes_ << " spatial axes";
+    im2col_gpu(image, conv_in_channels_, conv_input_shape_[1], conv_input_shape_[2],
+               kernel_shape_[0], kernel_shape_[1], pad_[0], pad_[1], stride_[0], stride_[1],
+               dilation_[0], dilation_[1], columns);
+    return;
+  }
+#endif
+  CHECK(mode == Mode::CPU) << "a GPU-mode im2col in a CPU-only build";
+  if (planar) {
     im2col(image, conv_in_channels_, conv_input_shape_[1], conv_input_shape_[2],
            kernel_shape_[0], kernel_shape_[1], pad_[0], pad_[1], stride_[0], stride_[1],
            dilation_[0], dilation_[1], columns);
@@ -179,8 +191,19 @@ void BaseConvolutionLayer::Im2col(const float* image, float* columns) {
   }
 }
 
-void BaseConvolutionLayer::Col2im(const float* columns, float* image) {
-  if (!force_nd_im2col_ && num_spatial_axes_ == 2) {
+void BaseConvolutionLayer::Col2im(Mode mode, const float* columns, float* image) {
+  const bool planar = !force_nd_im2col_ && num_spatial_axes_ == 2;
+#ifdef USE_CUDA
+  if (mode == Mode::GPU) {
+    CHECK(planar) << "no device col2im for " << num_spatial_axes_ << " spatial axes";
+    col2im_gpu(columns, conv_in_channels_, conv_input_shape_[1], conv_input_shape_[2],
+               kernel_shape_[0], kernel_shape_[1], pad_[0], pad_[1], stride_[0], stride_[1],
+               dilation_[0], dilation_[1], image);
+    return;
+  }
+#endif
+  CHECK(mode == Mode::CPU) << "a GPU-mode col2im in a CPU-only build";
+  if (planar) {
     col2im(columns, conv_in_channels_, conv_input_shape_[1], conv_input_shape_[2],
            kernel_shape_[0], kernel_shape_[1], pad_[0], pad_[1], stride_[0], stride_[1],
            dilation_[0], dilation_[1], image);
@@ -190,54 +213,54 @@ void BaseConvolutionLayer::Col2im(const float* columns, float* image) {
   }
 }
 
-void BaseConvolutionLayer::ForwardGemm(const float* input, const float* weights, float* output,
-                                       bool skip_im2col) {
+void BaseConvolutionLayer::ForwardGemm(Mode mode, const float* input, const float* weights,
+                                       float* output, bool skip_im2col) {
   const float* columns = input;
   if (!is_1x1_) {
-    if (!skip_im2col) Im2col(input, col_buffer_.mutable_cpu_data());
-    columns = col_buffer_.cpu_data();
+    if (!skip_im2col) Im2col(mode, input, MutableDataOn(mode, &col_buffer_));
+    columns = DataOn(mode, col_buffer_);
   }
   for (int g = 0; g < group_; ++g) {
-    math::gemm(math::NoTrans, math::NoTrans, conv_out_channels_ / group_,
+    math::gemm(mode, math::NoTrans, math::NoTrans, conv_out_channels_ / group_,
                conv_out_spatial_dim_, kernel_dim_, 1.f, weights + weight_offset_ * g,
                columns + col_offset_ * g, 0.f, output + output_offset_ * g);
   }
 }
 
-void BaseConvolutionLayer::ForwardBias(float* output, const float* bias) {
-  math::gemm(math::NoTrans, math::NoTrans, num_output_, out_spatial_dim_, 1, 1.f, bias,
-             bias_multiplier_.cpu_data(), 1.f, output);
+void BaseConvolutionLayer::ForwardBias(Mode mode, float* output, const float* bias) {
+  math::gemm(mode, math::NoTrans, math::NoTrans, num_output_, out_spatial_dim_, 1, 1.f, bias,
+             DataOn(mode, bias_multiplier_), 1.f, output);
 }
 
-void BaseConvolutionLayer::BackwardGemm(const float* output_diff, const float* weights,
-                                        float* input_diff) {
+void BaseConvolutionLayer::BackwardGemm(Mode mode, const float* output_diff,
+                                        const float* weights, float* input_diff) {
   // A 1x1 convolution's column buffer is the image itself, so write straight into it.
-  float* columns = is_1x1_ ? input_diff : col_buffer_.mutable_cpu_data();
+  float* columns = is_1x1_ ? input_diff : MutableDataOn(mode, &col_buffer_);
   for (int g = 0; g < group_; ++g) {
-    math::gemm(math::Trans, math::NoTrans, kernel_dim_, conv_out_spatial_dim_,
+    math::gemm(mode, math::Trans, math::NoTrans, kernel_dim_, conv_out_spatial_dim_,
                conv_out_channels_ / group_, 1.f, weights + weight_offset_ * g,
                output_diff + output_offset_ * g, 0.f, columns + col_offset_ * g);
   }
-  if (!is_1x1_) Col2im(columns, input_diff);
+  if (!is_1x1_) Col2im(mode, columns, input_diff);
 }
 
-void BaseConvolutionLayer::WeightGemm(const float* input, const float* output_diff,
+void BaseConvolutionLayer::WeightGemm(Mode mode, const float* input, const float* output_diff,
                                       float* weights_diff) {
   const float* columns = input;
   if (!is_1x1_) {
-    Im2col(input, col_buffer_.mutable_cpu_data());
-    columns = col_buffer_.cpu_data();
+    Im2col(mode, input, MutableDataOn(mode, &col_buffer_));
+    columns = DataOn(mode, col_buffer_);
   }
   for (int g = 0; g < group_; ++g) {
-    math::gemm(math::NoTrans, math::Trans, conv_out_channels_ / group_, kernel_dim_,
+    math::gemm(mode, math::NoTrans, math::Trans, conv_out_channels_ / group_, kernel_dim_,
                conv_out_spatial_dim_, 1.f, output_diff + output_offset_ * g,
                columns + col_offset_ * g, 1.f, weights_diff + weight_offset_ * g);
   }
 }
 
-void BaseConvolutionLayer::BackwardBias(float* bias_diff, const float* output_diff) {
-  math::gemv(math::NoTrans, num_output_, out_spatial_dim_, 1.f, output_diff,
-             bias_multiplier_.cpu_data(), 1.f, bias_diff);
+void BaseConvolutionLayer::BackwardBias(Mode mode, float* bias_diff, const float* output_diff) {
+  math::gemv(mode, math::NoTrans, num_output_, out_spatial_dim_, 1.f, output_diff,
+             DataOn(mode, bias_multiplier_), 1.f, bias_diff);
 }
 
 }  // namespace caffe

@@ -1,6 +1,7 @@
 #include "caffe/layers/convolution_layer.hpp"
 
 #include "caffe/layer_factory.hpp"
+#include "caffe/util/mode_math.hpp"
 
 namespace caffe {
 
@@ -20,39 +21,62 @@ void ConvolutionLayer::ComputeOutputShape(const vector<int64_t>& input_spatial) 
   }
 }
 
-void ConvolutionLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
-  const float* weights = blobs_[0]->cpu_data();
+void ConvolutionLayer::ForwardOn(Mode mode, const vector<Blob*>& bottom,
+                                 const vector<Blob*>& top) {
+  const float* weights = DataOn(mode, *blobs_[0]);
   for (size_t i = 0; i < bottom.size(); ++i) {
-    const float* x = bottom[i]->cpu_data();
-    float* y = top[i]->mutable_cpu_data();
+    const float* x = DataOn(mode, *bottom[i]);
+    float* y = MutableDataOn(mode, top[i]);
     for (int n = 0; n < num_; ++n) {
-      ForwardGemm(x + n * bottom_dim_, weights, y + n * top_dim_);
-      if (bias_term_) ForwardBias(y + n * top_dim_, blobs_[1]->cpu_data());
+      ForwardGemm(mode, x + n * bottom_dim_, weights, y + n * top_dim_);
+      if (bias_term_) ForwardBias(mode, y + n * top_dim_, DataOn(mode, *blobs_[1]));
     }
   }
 }
 
-void ConvolutionLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
-                                    const vector<Blob*>& bottom) {
-  const float* weights = blobs_[0]->cpu_data();
+void ConvolutionLayer::BackwardOn(Mode mode, const vector<Blob*>& top,
+                                  const vector<bool>& propagate_down,
+                                  const vector<Blob*>& bottom) {
+  const float* weights = DataOn(mode, *blobs_[0]);
   const bool weight_grad = param_propagate_down(0);
   const bool bias_grad = bias_term_ && param_propagate_down(1);
   for (size_t i = 0; i < top.size(); ++i) {
-    const float* dy = top[i]->cpu_diff();
+    const float* dy = DiffOn(mode, *top[i]);
     if (bias_grad) {
-      float* bias_diff = blobs_[1]->mutable_cpu_diff();
-      for (int n = 0; n < num_; ++n) BackwardBias(bias_diff, dy + n * top_dim_);
+      float* bias_diff = MutableDiffOn(mode, blobs_[1].get());
+      for (int n = 0; n < num_; ++n) BackwardBias(mode, bias_diff, dy + n * top_dim_);
     }
     if (!weight_grad && !propagate_down[i]) continue;
-    const float* x = bottom[i]->cpu_data();
-    float* dx = propagate_down[i] ? bottom[i]->mutable_cpu_diff() : nullptr;
-    float* weight_diff = weight_grad ? blobs_[0]->mutable_cpu_diff() : nullptr;
+    const float* x = DataOn(mode, *bottom[i]);
+    float* dx = propagate_down[i] ? MutableDiffOn(mode, bottom[i]) : nullptr;
+    float* weight_diff = weight_grad ? MutableDiffOn(mode, blobs_[0].get()) : nullptr;
     for (int n = 0; n < num_; ++n) {
-      if (weight_grad) WeightGemm(x + n * bottom_dim_, dy + n * top_dim_, weight_diff);
-      if (dx) BackwardGemm(dy + n * top_dim_, weights, dx + n * bottom_dim_);
+      if (weight_grad) WeightGemm(mode, x + n * bottom_dim_, dy + n * top_dim_, weight_diff);
+      if (dx) BackwardGemm(mode, dy + n * top_dim_, weights, dx + n * bottom_dim_);
     }
   }
 }
+
+void ConvolutionLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  ForwardOn(Mode::CPU, bottom, top);
+}
+
+void ConvolutionLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                                    const vector<Blob*>& bottom) {
+  BackwardOn(Mode::CPU, top, propagate_down, bottom);
+}
+
+#ifdef USE_CUDA
+void ConvolutionLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  // n-d im2col exists on the host only.
+  ForwardOn(HasGpuPath() ? Mode::GPU : Mode::CPU, bottom, top);
+}
+
+void ConvolutionLayer::Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                                    const vector<Blob*>& bottom) {
+  BackwardOn(HasGpuPath() ? Mode::GPU : Mode::CPU, top, propagate_down, bottom);
+}
+#endif
 
 // Registered in layer_engines.cpp, which picks between this and its engine variants.
 

@@ -1,5 +1,7 @@
 #include "caffe/layers/deconvolution_layer.hpp"
 
+#include "caffe/util/mode_math.hpp"
+
 namespace caffe {
 
 void DeconvolutionLayer::ComputeOutputShape(const vector<int64_t>& input_spatial) {
@@ -15,42 +17,67 @@ void DeconvolutionLayer::ComputeOutputShape(const vector<int64_t>& input_spatial
   }
 }
 
-void DeconvolutionLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
-  const float* weights = blobs_[0]->cpu_data();
+// Forward is a convolution's backward-data pass, and the data gradient its forward.
+void DeconvolutionLayer::ForwardOn(Mode mode, const vector<Blob*>& bottom,
+                                   const vector<Blob*>& top) {
+  const float* weights = DataOn(mode, *blobs_[0]);
   for (size_t i = 0; i < bottom.size(); ++i) {
-    const float* x = bottom[i]->cpu_data();
-    float* y = top[i]->mutable_cpu_data();
+    const float* x = DataOn(mode, *bottom[i]);
+    float* y = MutableDataOn(mode, top[i]);
     for (int n = 0; n < num_; ++n) {
-      BackwardGemm(x + n * bottom_dim_, weights, y + n * top_dim_);
-      if (bias_term_) ForwardBias(y + n * top_dim_, blobs_[1]->cpu_data());
+      BackwardGemm(mode, x + n * bottom_dim_, weights, y + n * top_dim_);
+      if (bias_term_) ForwardBias(mode, y + n * top_dim_, DataOn(mode, *blobs_[1]));
     }
   }
+}
+
+void DeconvolutionLayer::BackwardOn(Mode mode, const vector<Blob*>& top,
+                                    const vector<bool>& propagate_down,
+                                    const vector<Blob*>& bottom) {
+  const float* weights = DataOn(mode, *blobs_[0]);
+  const bool weight_grad = param_propagate_down(0);
+  const bool bias_grad = bias_term_ && param_propagate_down(1);
+  for (size_t i = 0; i < top.size(); ++i) {
+    const float* dy = DiffOn(mode, *top[i]);
+    if (bias_grad) {
+      float* bias_diff = MutableDiffOn(mode, blobs_[1].get());
+      for (int n = 0; n < num_; ++n) BackwardBias(mode, bias_diff, dy + n * top_dim_);
+    }
+    if (!weight_grad && !propagate_down[i]) continue;
+    const float* x = DataOn(mode, *bottom[i]);
+    float* dx = propagate_down[i] ? MutableDiffOn(mode, bottom[i]) : nullptr;
+    float* weight_diff = weight_grad ? MutableDiffOn(mode, blobs_[0].get()) : nullptr;
+    for (int n = 0; n < num_; ++n) {
+      // Both gradients need im2col of the top diff: the weight pass leaves it in the
+      // column buffer and the data pass reuses it.
+      if (weight_grad) WeightGemm(mode, dy + n * top_dim_, x + n * bottom_dim_, weight_diff);
+      if (dx) ForwardGemm(mode, dy + n * top_dim_, weights, dx + n * bottom_dim_, weight_grad);
+    }
+  }
+}
+
+void DeconvolutionLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  ForwardOn(Mode::CPU, bottom, top);
 }
 
 void DeconvolutionLayer::Backward_cpu(const vector<Blob*>& top,
                                       const vector<bool>& propagate_down,
                                       const vector<Blob*>& bottom) {
-  const float* weights = blobs_[0]->cpu_data();
-  const bool weight_grad = param_propagate_down(0);
-  const bool bias_grad = bias_term_ && param_propagate_down(1);
-  for (size_t i = 0; i < top.size(); ++i) {
-    const float* dy = top[i]->cpu_diff();
-    if (bias_grad) {
-      float* bias_diff = blobs_[1]->mutable_cpu_diff();
-      for (int n = 0; n < num_; ++n) BackwardBias(bias_diff, dy + n * top_dim_);
-    }
-    if (!weight_grad && !propagate_down[i]) continue;
-    const float* x = bottom[i]->cpu_data();
-    float* dx = propagate_down[i] ? bottom[i]->mutable_cpu_diff() : nullptr;
-    float* weight_diff = weight_grad ? blobs_[0]->mutable_cpu_diff() : nullptr;
-    for (int n = 0; n < num_; ++n) {
-      // Both gradients need im2col of the top diff: the weight pass leaves it in the
-      // column buffer and the data pass reuses it.
-      if (weight_grad) WeightGemm(dy + n * top_dim_, x + n * bottom_dim_, weight_diff);
-      if (dx) ForwardGemm(dy + n * top_dim_, weights, dx + n * bottom_dim_, weight_grad);
-    }
-  }
+  BackwardOn(Mode::CPU, top, propagate_down, bottom);
 }
+
+#ifdef USE_CUDA
+void DeconvolutionLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  // n-d im2col exists on the host only.
+  ForwardOn(HasGpuPath() ? Mode::GPU : Mode::CPU, bottom, top);
+}
+
+void DeconvolutionLayer::Backward_gpu(const vector<Blob*>& top,
+                                      const vector<bool>& propagate_down,
+                                      const vector<Blob*>& bottom) {
+  BackwardOn(HasGpuPath() ? Mode::GPU : Mode::CPU, top, propagate_down, bottom);
+}
+#endif
 
 // Registered in layer_engines.cpp, which picks between this and its engine variants.
 

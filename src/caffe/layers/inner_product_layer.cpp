@@ -3,6 +3,7 @@
 #include "caffe/filler.hpp"
 #include "caffe/layer_factory.hpp"
 #include "caffe/util/math_functions.hpp"
+#include "caffe/util/mode_math.hpp"
 
 namespace caffe {
 
@@ -52,42 +53,64 @@ void InnerProductLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>
   }
 }
 
-void InnerProductLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
-  const float* x = bottom[0]->cpu_data();
-  const float* w = blobs_[0]->cpu_data();
-  float* y = top[0]->mutable_cpu_data();
-  math::gemm(math::NoTrans, transpose_ ? math::NoTrans : math::Trans, M_, N_, K_, 1.f, x, w,
-             0.f, y);
+void InnerProductLayer::ForwardOn(Mode mode, const vector<Blob*>& bottom,
+                                  const vector<Blob*>& top) {
+  const float* x = DataOn(mode, *bottom[0]);
+  const float* w = DataOn(mode, *blobs_[0]);
+  float* y = MutableDataOn(mode, top[0]);
+  math::gemm(mode, math::NoTrans, transpose_ ? math::NoTrans : math::Trans, M_, N_, K_, 1.f, x,
+             w, 0.f, y);
   if (bias_term_) {
-    math::gemm(math::NoTrans, math::NoTrans, M_, N_, 1, 1.f, bias_multiplier_.cpu_data(),
-               blobs_[1]->cpu_data(), 1.f, y);
+    math::gemm(mode, math::NoTrans, math::NoTrans, M_, N_, 1, 1.f,
+               DataOn(mode, bias_multiplier_), DataOn(mode, *blobs_[1]), 1.f, y);
   }
 }
 
-void InnerProductLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
-                                     const vector<Blob*>& bottom) {
-  const float* dy = top[0]->cpu_diff();
-  const float* x = bottom[0]->cpu_data();
+void InnerProductLayer::BackwardOn(Mode mode, const vector<Blob*>& top,
+                                   const vector<bool>& propagate_down,
+                                   const vector<Blob*>& bottom) {
+  const float* dy = DiffOn(mode, *top[0]);
+  const float* x = DataOn(mode, *bottom[0]);
   // Weight and bias gradients accumulate (beta = 1): shared weights and iter_size
   // both rely on it; the solver clears diffs before each step.
   if (param_propagate_down(0)) {
     if (transpose_) {
-      math::gemm(math::Trans, math::NoTrans, K_, N_, M_, 1.f, x, dy, 1.f,
-                 blobs_[0]->mutable_cpu_diff());
+      math::gemm(mode, math::Trans, math::NoTrans, K_, N_, M_, 1.f, x, dy, 1.f,
+                 MutableDiffOn(mode, blobs_[0].get()));
     } else {
-      math::gemm(math::Trans, math::NoTrans, N_, K_, M_, 1.f, dy, x, 1.f,
-                 blobs_[0]->mutable_cpu_diff());
+      math::gemm(mode, math::Trans, math::NoTrans, N_, K_, M_, 1.f, dy, x, 1.f,
+                 MutableDiffOn(mode, blobs_[0].get()));
     }
   }
   if (bias_term_ && param_propagate_down(1)) {
-    math::gemv(math::Trans, M_, N_, 1.f, dy, bias_multiplier_.cpu_data(), 1.f,
-               blobs_[1]->mutable_cpu_diff());
+    math::gemv(mode, math::Trans, M_, N_, 1.f, dy, DataOn(mode, bias_multiplier_), 1.f,
+               MutableDiffOn(mode, blobs_[1].get()));
   }
   if (propagate_down[0]) {
-    math::gemm(math::NoTrans, transpose_ ? math::Trans : math::NoTrans, M_, K_, N_, 1.f, dy,
-               blobs_[0]->cpu_data(), 0.f, bottom[0]->mutable_cpu_diff());
+    math::gemm(mode, math::NoTrans, transpose_ ? math::Trans : math::NoTrans, M_, K_, N_, 1.f,
+               dy, DataOn(mode, *blobs_[0]), 0.f, MutableDiffOn(mode, bottom[0]));
   }
 }
+
+void InnerProductLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  ForwardOn(Mode::CPU, bottom, top);
+}
+
+void InnerProductLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                                     const vector<Blob*>& bottom) {
+  BackwardOn(Mode::CPU, top, propagate_down, bottom);
+}
+
+#ifdef USE_CUDA
+void InnerProductLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  ForwardOn(Mode::GPU, bottom, top);
+}
+
+void InnerProductLayer::Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                                     const vector<Blob*>& bottom) {
+  BackwardOn(Mode::GPU, top, propagate_down, bottom);
+}
+#endif
 
 // Registered in layer_engines.cpp, which picks between this and its engine variants.
 
