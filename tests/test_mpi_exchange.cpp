@@ -333,6 +333,32 @@ TEST(DataParallelTest, DenseOnNRanksEqualsOneRankWithNTimesTheBatch) {
   EXPECT_LT(max_rel, 1e-5);
 }
 
+// Only rank 0 runs the test nets. A stop request it sees in the middle of its test
+// pass must stop every rank at that iteration: a rank that went on alone would wait
+// in the next collective for ever.
+TEST(DataParallelTest, StopDuringRankZerosTestPassStopsEveryRank) {
+  const int n = g_comm->size();
+  auto context = std::make_shared<Context>();
+  context->set_rank(g_comm->rank(), n);
+  auto solver = SolverRegistry::CreateSolver(
+      TrainingSolver(TinyLmdb(), 4, "test_iter: 4 test_interval: 5 test_initialization: false"), context);
+  solver->set_gradient_exchange(CreateGradientExchange(SyncParameter(), g_comm));
+  // The action function is asked once per training iteration and once per test
+  // iteration: calls 1-5 are iterations 0-4, call 7 is the second test batch at
+  // iteration 5. Rank 0 alone gets the request, as from a signal sent to it.
+  int calls = 0;
+  const bool root = g_comm->rank() == 0;
+  solver->set_action_function([&calls, root] {
+    return root && ++calls == 7 ? SolverAction::STOP : SolverAction::NONE;
+  });
+  solver->Step(20);
+  EXPECT_EQ(solver->iter(), 5);
+  int64_t iter = solver->iter();
+  vector<int64_t> every(n);
+  g_comm->AllGatherBytes(&iter, sizeof(iter), every.data());
+  for (int r = 0; r < n; ++r) EXPECT_EQ(every[r], 5) << "rank " << r;
+}
+
 // DENSE starts a bucket's all-reduce as soon as backward has produced it. Started
 // early or all after backward, the buckets and their sums are the same, so the
 // weights must agree bitwise; and with small buckets some must start early.

@@ -337,11 +337,14 @@ void Solver::Step(int iters) {
     if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
         (iter_ > 0 || param_.test_initialization())) {
       if (is_root()) TestAll();
-      // The others wait here, in a host barrier without a time limit, rather than in
-      // the step's first collective: NCCL's wait gives up after CAFFE_NCCL_TIMEOUT_S,
-      // and a long test pass (a whole ImageNet validation set) must not look like a
-      // lost rank.
-      if (exchange_ && exchange_->world_size() > 1) exchange_->comm().Barrier();
+      if (exchange_ && exchange_->world_size() > 1) {
+        // The others wait here for rank 0's test pass, in a host collective without a
+        // time limit, rather than in the step's first NCCL collective, which gives up
+        // after CAFFE_NCCL_TIMEOUT_S: a long test pass (a whole ImageNet validation
+        // set) must not look like a lost rank. And they learn whether a stop request
+        // interrupted it, so that every rank leaves the loop at the same iteration.
+        requested_early_exit_ = exchange_->comm().AnyTrue(requested_early_exit_);
+      }
       if (requested_early_exit_) break;
     }
     const bool display = param_.display() && iter_ % param_.display() == 0;
