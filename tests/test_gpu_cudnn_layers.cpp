@@ -51,6 +51,21 @@ LayerParameter MakeLayer(const string& type, const string& field, const string& 
   return ParseLayer(text + " }");
 }
 
+// The same layer twice: the reference engine for the CPU, and the CUDNN engine in a
+// GPU context (the pair every side-by-side test here compares).
+struct EnginePair {
+  shared_ptr<Layer> reference, cudnn;
+};
+EnginePair MakeEnginePair(const string& type, const string& field, const string& fields,
+                          const string& extra = "") {
+  EnginePair pair;
+  pair.reference = LayerRegistry::CreateLayer(MakeLayer(type, field, fields, "CAFFE", extra));
+  pair.cudnn =
+      LayerRegistry::CreateLayer(MakeLayer(type, field, fields, "CUDNN", extra), Mode::GPU);
+  pair.cudnn->set_context(MakeGpuContext());
+  return pair;
+}
+
 // The cuDNN layer on the GPU against the reference layer on the CPU.
 void ExpectCudnnMatchesReference(const string& type, const string& field, const string& fields,
                                  const vector<vector<int64_t>>& shapes,
@@ -182,11 +197,7 @@ TEST(CudnnLayersTest, ConvolutionFollowsReshapes) {
   // 2 again (the cached algorithms): each pass against the reference on the CPU.
   const string fields =
       string("num_output: 6 kernel_size: 3 pad: 1 group: 2") + kConvFillers;
-  shared_ptr<Layer> reference = LayerRegistry::CreateLayer(
-      MakeLayer("Convolution", "convolution_param", fields, "CAFFE"));
-  shared_ptr<Layer> cudnn = LayerRegistry::CreateLayer(
-      MakeLayer("Convolution", "convolution_param", fields, "CUDNN"), Mode::GPU);
-  cudnn->set_context(MakeGpuContext());
+  auto [reference, cudnn] = MakeEnginePair("Convolution", "convolution_param", fields);
   Blob ref_bottom({2, 4, 9, 9}), ref_top, gpu_bottom({2, 4, 9, 9}), gpu_top;
   reference->SetUp({&ref_bottom}, {&ref_top});
   cudnn->SetUp({&gpu_bottom}, {&gpu_top});
@@ -266,11 +277,7 @@ TEST(CudnnLayersTest, MaxPoolingBackwardSurvivesInPlaceLayerOnTop) {
   for (const char* fields :
        {"pool: MAX kernel_size: 3 stride: 2 pad: 1", "pool: AVE kernel_size: 3 stride: 2"}) {
     SCOPED_TRACE(fields);
-    shared_ptr<Layer> reference = LayerRegistry::CreateLayer(
-        MakeLayer("Pooling", "pooling_param", fields, "CAFFE"));
-    shared_ptr<Layer> cudnn = LayerRegistry::CreateLayer(
-        MakeLayer("Pooling", "pooling_param", fields, "CUDNN"), Mode::GPU);
-    cudnn->set_context(MakeGpuContext());
+    auto [reference, cudnn] = MakeEnginePair("Pooling", "pooling_param", fields);
     Blob ref_bottom({2, 3, 7, 7}), ref_top, gpu_bottom({2, 3, 7, 7}), gpu_top;
     FillDistinct(&ref_bottom, 67);
     std::copy(ref_bottom.cpu_data(), ref_bottom.cpu_data() + ref_bottom.count(),
@@ -327,11 +334,7 @@ TEST(CudnnLayersTest, ReLUBackwardIgnoresRewrittenTop) {
   SKIP_WITHOUT_GPU();
   // ReLU with its own top, then an in-place layer (BatchNorm, Scale) rewrites that top
   // before backward. The reference ReLU's gradient depends on the bottom only.
-  shared_ptr<Layer> reference =
-      LayerRegistry::CreateLayer(MakeLayer("ReLU", "relu_param", "", "CAFFE"));
-  shared_ptr<Layer> cudnn =
-      LayerRegistry::CreateLayer(MakeLayer("ReLU", "relu_param", "", "CUDNN"), Mode::GPU);
-  cudnn->set_context(MakeGpuContext());
+  auto [reference, cudnn] = MakeEnginePair("ReLU", "relu_param", "");
   Blob ref_bottom({2, 3, 4, 5}), ref_top, gpu_bottom({2, 3, 4, 5}), gpu_top;
   FillUniform(&ref_bottom, -2, 2, 79);
   std::copy(ref_bottom.cpu_data(), ref_bottom.cpu_data() + ref_bottom.count(),
@@ -367,11 +370,8 @@ TEST(CudnnLayersTest, BatchNormThroughGpuComparison) {
 void CompareBatchNorm(const string& fields, const vector<int64_t>& shape, bool in_place,
                       const vector<vector<float>>& preset_statistics = {}) {
   SCOPED_TRACE(fields + (in_place ? " in place" : ""));
-  shared_ptr<Layer> reference = LayerRegistry::CreateLayer(
-      MakeLayer("BatchNorm", "batch_norm_param", fields, "CAFFE", "phase: TRAIN"));
-  shared_ptr<Layer> cudnn = LayerRegistry::CreateLayer(
-      MakeLayer("BatchNorm", "batch_norm_param", fields, "CUDNN", "phase: TRAIN"), Mode::GPU);
-  cudnn->set_context(MakeGpuContext());
+  auto [reference, cudnn] =
+      MakeEnginePair("BatchNorm", "batch_norm_param", fields, "phase: TRAIN");
   Blob ref_bottom(shape), ref_top, gpu_bottom(shape), gpu_top;
   Blob* ref_out = in_place ? &ref_bottom : &ref_top;
   Blob* gpu_out = in_place ? &gpu_bottom : &gpu_top;
