@@ -192,6 +192,26 @@ TEST(GpuBatchNormTest, RunningStatisticsIdenticalToCpu) {
   }
 }
 
+// A bottom with no channels (e.g. {4, 0}) launches no block, yet each pass with batch
+// statistics still folds into the normalizer on the CPU (normalizer * maf + 1); the
+// device path used to return before that and leave it at 0.
+TEST(GpuBatchNormTest, ZeroChannelsStillCountThePass) {
+  SKIP_WITHOUT_GPU();
+  const LayerParameter param = ParseLayer(
+      "name: 'bn' type: 'BatchNorm' phase: TRAIN batch_norm_param { moving_average_fraction: 0.9 }");
+  BatchNormLayer cpu(param), gpu(param);
+  gpu.set_context(MakeGpuContext());
+  Blob cpu_bottom({4, 0}), gpu_bottom({4, 0}), cpu_top, gpu_top;
+  cpu.SetUp({&cpu_bottom}, {&cpu_top});
+  gpu.SetUp({&gpu_bottom}, {&gpu_top});
+  for (int pass = 0; pass < 3; ++pass) {
+    cpu.Forward({&cpu_bottom}, {&cpu_top});
+    gpu.Forward({&gpu_bottom}, {&gpu_top});
+    EXPECT_EQ(gpu.blobs()[2]->cpu_data()[0], cpu.blobs()[2]->cpu_data()[0]) << "pass " << pass;
+  }
+  EXPECT_GT(cpu.blobs()[2]->cpu_data()[0], 2.f);
+}
+
 // Global statistics (either phase): the blobs are read, never written, and the
 // normalizer divides them out; a zero normalizer means zeros.
 TEST(GpuBatchNormTest, GlobalStatsMatchCpu) {

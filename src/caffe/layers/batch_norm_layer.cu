@@ -134,7 +134,15 @@ __global__ void BatchNormBackwardKernel(BatchNormShape shape, const float* dy,
 }  // namespace
 
 void BatchNormLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
-  if (channels_ == 0) return;
+  if (channels_ == 0) {
+    // No block to launch, but a pass with batch statistics still counts in the
+    // normalizer, as on the host (the kernel's block 0 does this otherwise).
+    if (!use_global_stats_) {
+      float* normalizer = blobs_[2]->mutable_cpu_data();
+      normalizer[0] = std::fma(normalizer[0], moving_average_fraction_, 1.f);
+    }
+    return;
+  }
   const BatchNormShape shape{num_, channels_, spatial_};
   const int64_t m = num_ * spatial_;
   const float correction = m > 1 ? static_cast<float>(m) / static_cast<float>(m - 1) : 1.f;
