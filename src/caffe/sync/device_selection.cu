@@ -268,7 +268,9 @@ void DeviceClipAndAccumulate(float* g, int64_t n, float clip, float momentum, fl
   if (clip > 0) {
     double sum = 0, squares = 0;
     DeviceSumAndSquares(g, n, &sum, &squares, ws);
-    // Same decision and factor as the CPU: a float norm, scaled only when above clip.
+    // The CPU's rule: a float norm, scaled only when above clip. The squares are summed
+    // in double here (math::dot on the host), so the norm, and at the boundary the
+    // decision, can differ from the CPU's in the last bit.
     const float norm = std::sqrt(static_cast<float>(squares));
     if (norm > clip) scale = clip / norm;
   }
