@@ -16,6 +16,7 @@
 #ifndef CAFFE_SYNC_RESIDUAL_EXCHANGE_HPP_
 #define CAFFE_SYNC_RESIDUAL_EXCHANGE_HPP_
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -95,6 +96,9 @@ class ResidualExchange : public GradientExchange {
   // Every rank's `bytes` device bytes, concatenated in rank order into `out`.
   void AllGatherOnDevice(const void* in, int64_t bytes, void* out);
   DeviceSelectionWorkspace* device_workspace() { return &device_workspace_; }
+  // Seconds since `start`, once the queued device work is done: device phases are
+  // timed to their end, so the select / all-reduce / scatter split stays truthful.
+  static double DeviceSecondsSince(std::chrono::steady_clock::time_point start);
 #endif
 
   // Host copies in CPU mode; in GPU mode a mirror of the device state (mutable: the

@@ -18,15 +18,10 @@
 
 namespace caffe {
 
-namespace {
-
-// Seconds since `start`, after the queued device work is done.
-double DeviceSecondsSince(std::chrono::steady_clock::time_point start) {
+double ResidualExchange::DeviceSecondsSince(std::chrono::steady_clock::time_point start) {
   CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
-
-}  // namespace
 
 void ResidualExchange::UploadState() {
   device_residual_.resize(residual_.size());

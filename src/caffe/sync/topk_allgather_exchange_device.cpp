@@ -13,13 +13,6 @@
 
 namespace caffe {
 
-namespace {
-double DeviceSecondsSince(std::chrono::steady_clock::time_point start) {
-  CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-}  // namespace
-
 int64_t TopkAllgatherExchange::ExchangeSparseOnDevice(int iter, const vector<Blob*>& params,
                                                       float density) {
   const size_t m = params.size();
