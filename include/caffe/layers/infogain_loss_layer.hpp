@@ -35,6 +35,9 @@ class InfogainLossLayer : public LossLayer {
   const float* InfogainData(const vector<Blob*>& bottom) const {
     return bottom.size() > 2 ? bottom[2]->cpu_data() : infogain_.cpu_data();
   }
+  // Backward gives a gradient for the predictions only: a request for the labels or
+  // the infogain matrix is an error naming that bottom.
+  void RequirePredictionGradientOnly(const vector<bool>& propagate_down) const;
   // Label at position i of the labels blob, checked to lie in [0, num_labels_).
   int64_t LabelAt(const float* labels, int64_t i) const;
   bool Ignored(const float* labels, int64_t i) const {

@@ -85,12 +85,17 @@ void InfogainLossLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Bl
   top[0]->mutable_cpu_data()[0] = static_cast<float>(loss / normalizer_);
 }
 
-void InfogainLossLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
-                                     const vector<Blob*>& bottom) {
+void InfogainLossLayer::RequirePredictionGradientOnly(
+    const vector<bool>& propagate_down) const {
   LAYER_REQUIRE(!propagate_down[1])
       << "cannot backpropagate to the labels '" << bottom_name(1) << "'";
   LAYER_REQUIRE(propagate_down.size() < 3 || !propagate_down[2])
       << "cannot backpropagate to the infogain matrix '" << bottom_name(2) << "'";
+}
+
+void InfogainLossLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                                     const vector<Blob*>& bottom) {
+  RequirePredictionGradientOnly(propagate_down);
   if (!propagate_down[0]) return;
   const float* p = bottom[0]->cpu_data();
   const float* labels = bottom[1]->cpu_data();

@@ -91,10 +91,7 @@ void InfogainLossLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Bl
 
 void InfogainLossLayer::Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                                      const vector<Blob*>& bottom) {
-  LAYER_REQUIRE(!propagate_down[1])
-      << "cannot backpropagate to the labels '" << bottom_name(1) << "'";
-  LAYER_REQUIRE(propagate_down.size() < 3 || !propagate_down[2])
-      << "cannot backpropagate to the infogain matrix '" << bottom_name(2) << "'";
+  RequirePredictionGradientOnly(propagate_down);
   if (!propagate_down[0]) return;
   float* dp = bottom[0]->mutable_gpu_diff();
   math::gpu_set(bottom[0]->count(), 0.f, dp);
