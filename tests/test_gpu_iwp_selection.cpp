@@ -313,7 +313,8 @@ TEST(GpuIwpSelectionTest, ClipAndAccumulateMatchesTheCpu) {
       v_device.UploadVector(v0);
       u_device.UploadVector(u0);
       DeviceClipAndAccumulate(g_device.as<float>(), n, clip, momentum, v_device.as<float>(),
-                              momentum_correction ? u_device.as<float>() : nullptr, &workspace);
+                              momentum_correction ? u_device.as<float>() : nullptr, nullptr,
+                              &workspace);
       const vector<float> g_out = g_device.DownloadVector<float>(n);
       const vector<float> v_out = v_device.DownloadVector<float>(n);
       const vector<float> u_out = u_device.DownloadVector<float>(n);
@@ -408,7 +409,7 @@ TEST(GpuIwpSelectionTest, StepsInGpuModeEqualCpuMode) {
       {SyncParameter::IWP, "threshold_mode: SAMPLED sample_fraction: 0.2"},
       {SyncParameter::IWP, "layer_wise: false"},
       {SyncParameter::IWP, "layer_wise: false threshold_mode: SAMPLED sample_fraction: 0.2"},
-      {SyncParameter::IWP, "vmr_exponent: 1 random_fraction: 0.01 momentum_correction: true"},
+      {SyncParameter::IWP, "vmr_exponent: 1 stochastic_fraction: 0.1 momentum_correction: true"},
       {SyncParameter::IWP, "warmup_iter: 2 leader: PER_LAYER"},
       {SyncParameter::FIXED_THRESHOLD, "fixed_threshold: 2"},
       {SyncParameter::RANDOMK, "momentum_correction: true"},

@@ -74,22 +74,46 @@ vector<double> SumOverRanks(const vector<double>& local) {
 
 class ExchangeMethodTest : public ::testing::TestWithParam<std::tuple<SyncParameter::Method, string>> {};
 
-// N * sum(applied) + sum over ranks(residual) == sum over ranks and steps(gradients).
+// N * sum(applied) + sum over ranks(residual) == sum over ranks and steps of what
+// each rank put in: its gradient after local clipping, or with momentum correction
+// its velocity u_t = m * (u_{t-1}, masked) + g_t.
 TEST_P(ExchangeMethodTest, ConservesEveryCoordinateAndAppliesTheSameGradientEverywhere) {
   const auto [method, extra] = GetParam();
-  auto exchange = CreateGradientExchange(MakeSync(method, extra), g_comm);
+  const SyncParameter sync = MakeSync(method, extra);
+  auto exchange = CreateGradientExchange(sync, g_comm);
+  const float momentum = 0.5f;
+  const bool corrected = exchange->TakeOverMomentum(momentum);
   FakeParams params;
   const int n = g_comm->size();
   const int steps = 50;
+  auto* residual_exchange = dynamic_cast<ResidualExchange*>(exchange.get());
   vector<vector<double>> applied(params.ptrs.size()), local(params.ptrs.size());
   for (size_t b = 0; b < params.ptrs.size(); ++b) {
     applied[b].assign(params.ptrs[b]->count(), 0);
     local[b].assign(params.ptrs[b]->count(), 0);
   }
+  bool clipped_some = false;
   for (int t = 0; t < steps; ++t) {
     params.SetGradients(g_comm->rank(), t);
-    for (size_t b = 0; b < params.ptrs.size(); ++b)
-      for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) local[b][i] += params.ptrs[b]->cpu_diff()[i];
+    for (size_t b = 0; b < params.ptrs.size(); ++b) {
+      const float* g = params.ptrs[b]->cpu_diff();
+      const int64_t count = params.ptrs[b]->count();
+      double scale = 1;
+      if (sync.clip_norm() > 0) {
+        double squares = 0;
+        for (int64_t i = 0; i < count; ++i) squares += double(g[i]) * g[i];
+        const double limit = sync.clip_norm() / std::sqrt(double(n));
+        if (std::sqrt(squares) > limit) {
+          scale = limit / std::sqrt(squares);
+          clipped_some = true;
+        }
+      }
+      for (int64_t i = 0; i < count; ++i) {
+        double input = scale * g[i];
+        if (corrected && t > 0) input += momentum * residual_exchange->velocity(b)[i];
+        local[b][i] += input;
+      }
+    }
     exchange->Exchange(t, params.ptrs);
     for (size_t b = 0; b < params.ptrs.size(); ++b) {
       ASSERT_TRUE(SameOnAllRanks(params.ptrs[b]->cpu_diff(), params.ptrs[b]->count()))
@@ -97,7 +121,7 @@ TEST_P(ExchangeMethodTest, ConservesEveryCoordinateAndAppliesTheSameGradientEver
       for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) applied[b][i] += params.ptrs[b]->cpu_diff()[i];
     }
   }
-  auto* residual_exchange = dynamic_cast<ResidualExchange*>(exchange.get());
+  if (sync.clip_norm() > 0) EXPECT_TRUE(clipped_some) << "the clip norm must bite, or the case proves nothing";
   for (size_t b = 0; b < params.ptrs.size(); ++b) {
     vector<double> resid(params.ptrs[b]->count(), 0);
     if (residual_exchange) {
@@ -107,7 +131,7 @@ TEST_P(ExchangeMethodTest, ConservesEveryCoordinateAndAppliesTheSameGradientEver
     const vector<double> total_resid = SumOverRanks(resid);
     for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) {
       const double lhs = n * applied[b][i] + total_resid[i];
-      ASSERT_NEAR(lhs, total_local[i], 1e-3 * std::max(1.0, std::fabs(total_local[i])))
+      ASSERT_NEAR(lhs, total_local[i], 2e-3 * std::max(1.0, std::fabs(total_local[i])))
           << "blob " << b << " coordinate " << i;
     }
   }
@@ -125,7 +149,12 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(std::make_tuple(SyncParameter::DENSE, string()),
                       std::make_tuple(SyncParameter::IWP, string()),
                       std::make_tuple(SyncParameter::IWP, string("layer_wise: false")),
-                      std::make_tuple(SyncParameter::IWP, string("leader: PER_LAYER random_fraction: 0.01")),
+                      std::make_tuple(SyncParameter::IWP, string("leader: PER_LAYER stochastic_fraction: 0.1")),
+                      std::make_tuple(SyncParameter::IWP, string("stochastic_fraction: 0.3 score: MAGNITUDE")),
+                      std::make_tuple(SyncParameter::IWP, string("clip_norm: 20")),
+                      std::make_tuple(SyncParameter::IWP, string("momentum_correction: true")),
+                      std::make_tuple(SyncParameter::IWP, string("momentum_correction: true clip_norm: 20 stochastic_fraction: 0.2")),
+                      std::make_tuple(SyncParameter::TOPK_ALLGATHER, string("momentum_correction: true clip_norm: 20")),
                       std::make_tuple(SyncParameter::IWP, string("threshold_mode: SAMPLED index_encoding: BITMAP")),
                       std::make_tuple(SyncParameter::IWP, string("warmup_iter: 5 density_schedule: 0.5 density_schedule_iter: 5")),
                       std::make_tuple(SyncParameter::FIXED_THRESHOLD, string("fixed_threshold: 3")),
@@ -173,7 +202,9 @@ TEST(IwpExchangeTest, DensityOneEqualsDense) {
 TEST(IwpExchangeTest, ExactModeSendsExactlyTheBudgetSampledStaysClose) {
   for (const string mode : {"EXACT", "SAMPLED"}) {
     auto exchange = CreateGradientExchange(
-        MakeSync(SyncParameter::IWP, "density: 0.2 threshold_mode: " + mode + " sample_fraction: 0.2"), g_comm);
+        MakeSync(SyncParameter::IWP, "density: 0.2 max_dense_share: 1 threshold_mode: " + mode +
+                                         " sample_fraction: 0.2"),
+        g_comm);
     FakeParams params;
     params.SetGradients(g_comm->rank(), 0);
     exchange->Exchange(0, params.ptrs);
@@ -188,6 +219,44 @@ TEST(IwpExchangeTest, ExactModeSendsExactlyTheBudgetSampledStaysClose) {
     }
     EXPECT_EQ(blobs[2].sent, 40);
     EXPECT_EQ(blobs[3].sent, 700);
+  }
+}
+
+// A NaN in one rank's gradient stops every rank with an error (never a hang, never
+// a silent stall), whether that rank leads the step or not, for every sparse method.
+TEST(ExchangeNonFiniteTest, OneRanksNaNIsAnErrorOnEveryRank) {
+  const int n = g_comm->size();
+  const int bad_rank = n - 1;
+  const vector<std::pair<SyncParameter::Method, string>> methods = {
+      {SyncParameter::IWP, ""},
+      {SyncParameter::IWP, "leader: PER_LAYER"},
+      {SyncParameter::RANDOMK, ""},
+      {SyncParameter::TOPK_ALLGATHER, ""}};
+  for (const auto& [method, extra] : methods) {
+    // Once with the bad rank leading the step and once with another rank leading.
+    for (int want_bad_leader : {1, 0}) {
+      if (n == 1 && !want_bad_leader) continue;
+      int t = 0;
+      while ((LeaderFor(1, t, -1, n) == bad_rank) != static_cast<bool>(want_bad_leader)) ++t;
+      auto exchange = CreateGradientExchange(MakeSync(method, extra), g_comm);
+      exchange->set_param_names({"a[0]", "b[0]", "c[0]", "d[0]"});
+      FakeParams params;
+      params.SetGradients(g_comm->rank(), t);
+      // A coordinate with a small gradient elsewhere: the leader would not pick it.
+      if (g_comm->rank() == bad_rank) params.ptrs[1]->mutable_cpu_diff()[5] = std::nanf("");
+      string message;
+      try {
+        exchange->Exchange(t, params.ptrs);
+      } catch (const Error& e) {
+        message = e.what();
+      }
+      const bool failed = !message.empty();
+      EXPECT_TRUE(failed) << method << " " << extra << ", bad leader " << want_bad_leader
+                          << ", rank " << g_comm->rank();
+      EXPECT_NE(message.find("not finite"), string::npos) << message;
+      // Every rank must have failed: if one had not, it would be waiting here.
+      EXPECT_FALSE(g_comm->AnyTrue(!failed));
+    }
   }
 }
 
@@ -218,8 +287,17 @@ TEST(ExchangeBytesTest, CountersMatchTheFormulas) {
     params.SetGradients(me, 0);
     topk->Exchange(0, params.ptrs);
     const auto& blobs = topk->stats().last_step_blobs();
-    const int64_t k = blobs[0].sent + blobs[1].sent;
-    const double expected = (n - 1) * 8.0 * k + ring * 4 * (40 + 700);
+    const auto& dense_blobs = dynamic_cast<const ResidualExchange&>(*topk).dense_blobs();
+    int64_t k = 0, dense = 0;
+    for (size_t b = 0; b < blobs.size(); ++b) {
+      if (dense_blobs[b]) {
+        dense += blobs[b].elements;
+      } else {
+        k += blobs[b].sent;
+      }
+    }
+    EXPECT_GT(dense, 0);
+    const double expected = (n - 1) * 8.0 * k + ring * 4 * dense;
     EXPECT_TRUE(within(topk->stats().total_bytes(), expected)) << topk->stats().total_bytes() << " vs " << expected;
   }
   {
@@ -396,7 +474,80 @@ TEST(DataParallelTest, DenseStartedDuringBackwardEqualsDenseAfterBackward) {
   }
 }
 
+// BatchNorm's running statistics differ between ranks (each sees its own data);
+// they never travel with the gradients, and every rank holds their mean after a
+// snapshot, which the test pass and the saved model then use.
+TEST(DataParallelTest, BatchNormStatisticsAreLeftOutAndAveragedAtSnapshots) {
+  const int n = g_comm->size();
+  string dir = g_comm->rank() == 0 ? MakeTempDir("mpi_bn") : string();
+  int64_t length = static_cast<int64_t>(dir.size());
+  g_comm->Broadcast(&length, sizeof(length), 0);
+  dir.resize(length);
+  g_comm->Broadcast(&dir[0], length, 0);
+  SolverParameter param = ParseSolver(
+      "base_lr: 0.05 momentum: 0.9 lr_policy: 'fixed' max_iter: 10 display: 0 "
+      "snapshot_after_train: false random_seed: 5 "
+      "sync_param { method: IWP density: 0.2 min_layer_size: 10 }");
+  param.set_snapshot_prefix(dir + "/bn");
+  *param.mutable_net_param() = ParseNet(R"(
+    layer { name: 'data' type: 'DummyData' top: 'x' top: 'y'
+            dummy_data_param { shape { dim: 8 dim: 2 dim: 5 dim: 5 } shape { dim: 8 dim: 3 }
+                               data_filler { type: 'gaussian' std: 1 } } }
+    layer { name: 'conv' type: 'Convolution' bottom: 'x' top: 'c'
+            convolution_param { num_output: 4 kernel_size: 3 weight_filler { type: 'xavier' } } }
+    layer { name: 'bn' type: 'BatchNorm' bottom: 'c' top: 'c' }
+    layer { name: 'scale' type: 'Scale' bottom: 'c' top: 'c' scale_param { bias_term: true } }
+    layer { name: 'frozen' type: 'InnerProduct' bottom: 'c' top: 'h'
+            param { lr_mult: 0 } param { lr_mult: 0 }
+            inner_product_param { num_output: 6 weight_filler { type: 'xavier' } } }
+    layer { name: 'ip' type: 'InnerProduct' bottom: 'h' top: 'p'
+            inner_product_param { num_output: 3 weight_filler { type: 'xavier' } } }
+    layer { name: 'loss' type: 'EuclideanLoss' bottom: 'p' bottom: 'y' top: 'loss' })");
+  auto context = std::make_shared<Context>();
+  context->set_rank(g_comm->rank(), n);
+  auto solver = SolverRegistry::CreateSolver(param, context);
+  std::shared_ptr<GradientExchange> exchange = CreateGradientExchange(param.sync_param(), g_comm);
+  solver->set_gradient_exchange(exchange);
+  exchange->BroadcastInitialWeights(solver->net()->learnable_params());
+  solver->Step(3);
+  // Exchanged: conv (2), scale (2), ip (2); not the BatchNorm statistics (3) or the
+  // frozen layer (2).
+  const auto& blobs = exchange->stats().last_step_blobs();
+  vector<string> names;
+  for (const auto& b : blobs) names.push_back(b.name);
+  EXPECT_EQ(names, (vector<string>{"conv[0]", "conv[1]", "scale[0]", "scale[1]", "ip[0]", "ip[1]"}));
+  Net& net = *solver->net();
+  Blob* mean = net.layer_by_name("bn")->blobs()[0].get();
+  Blob* variance = net.layer_by_name("bn")->blobs()[1].get();
+  vector<double> local_mean(mean->cpu_data(), mean->cpu_data() + mean->count());
+  if (n > 1) {
+    EXPECT_FALSE(SameOnAllRanks(mean->cpu_data(), mean->count())) << "each rank saw its own data";
+  }
+  const vector<double> summed = SumOverRanks(local_mean);
+  const int64_t bytes_before = exchange->stats().total_bytes();
+  solver->Snapshot();
+  EXPECT_TRUE(SameOnAllRanks(mean->cpu_data(), mean->count()));
+  EXPECT_TRUE(SameOnAllRanks(variance->cpu_data(), variance->count()));
+  for (int64_t c = 0; c < mean->count(); ++c) {
+    EXPECT_NEAR(mean->cpu_data()[c], summed[c] / n, 1e-5 * std::max(1.0, std::fabs(summed[c])));
+  }
+  if (n > 1) EXPECT_GT(exchange->stats().total_bytes(), bytes_before) << "the averaging is counted";
+  // The frozen layer never moved and still agrees everywhere.
+  Blob* frozen = net.layer_by_name("frozen")->blobs()[0].get();
+  EXPECT_TRUE(SameOnAllRanks(frozen->cpu_data(), frozen->count()));
+  EXPECT_EQ(frozen->asum_diff(), 0.0) << "lr_mult 0: no gradient is computed";
+}
+
+void IwpTrainingResumesExactly(const string& extra);
+
 TEST(DataParallelTest, IwpTrainingKeepsRanksIdenticalAndResumesExactly) {
+  for (const string extra : {"", "leader: PER_LAYER score: MAGNITUDE"}) {
+    SCOPED_TRACE(extra);
+    IwpTrainingResumesExactly(extra);
+  }
+}
+
+void IwpTrainingResumesExactly(const string& extra) {
   const string prefix = [] {
     string dir = g_comm->rank() == 0 ? MakeTempDir("mpi_resume") : string();
     int64_t length = static_cast<int64_t>(dir.size());
@@ -410,8 +561,9 @@ TEST(DataParallelTest, IwpTrainingKeepsRanksIdenticalAndResumesExactly) {
     SolverParameter param = ParseSolver(
         "base_lr: 0.05 momentum: 0.9 lr_policy: 'fixed' max_iter: 10 display: 0 "
         "snapshot_after_train: false "
+        "weight_decay: 0.01 "
         "sync_param { method: IWP density: 0.1 min_layer_size: 50 warmup_iter: 2 "
-        "momentum_correction: true random_fraction: 0.02 }");
+        "momentum_correction: true stochastic_fraction: 0.2 " + extra + " }");
     param.set_random_seed(seed);
     param.set_snapshot_prefix(prefix);
     *param.mutable_net_param() = ParseNet(R"(

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "caffe/net.hpp"
 #include "caffe/util/io.hpp"
@@ -170,6 +171,52 @@ TEST(NetTest, BackwardIsPrunedWhereNothingLeadsToALoss) {
   EXPECT_FALSE(net->layer_need_backward()[index("side")]);    // feeds no loss
   EXPECT_FALSE(net->bottom_need_backward()[index("ip")][0]);  // 'h' needs no gradient
   EXPECT_EQ(net->output_blobs().size(), 2u);                  // 'unused' and 'loss'
+}
+
+// What the gradient exchange may skip: a blob whose every use has lr_mult 0 (its
+// diff is not even computed, as in Caffe), BatchNorm's statistics, and the params of
+// a layer that runs no backward.
+TEST(NetTest, ParamsWithoutGradientAreKnown) {
+  auto net = MakeNet(R"(
+    layer { name: 'input' type: 'Input' top: 'x' top: 'y'
+            input_param { shape { dim: 2 dim: 3 } shape { dim: 2 dim: 4 } } }
+    layer { name: 'bn' type: 'BatchNorm' bottom: 'x' top: 'xn' }
+    layer { name: 'frozen' type: 'InnerProduct' bottom: 'xn' top: 'f'
+            param { lr_mult: 0 } param { lr_mult: 1 }
+            inner_product_param { num_output: 4 bias_filler { type: 'constant' value: 0.5 } } }
+    layer { name: 'shared_a' type: 'InnerProduct' bottom: 'f' top: 'a'
+            param { name: 'w' } param { lr_mult: 0 }
+            inner_product_param { num_output: 4 weight_filler { type: 'xavier' } } }
+    layer { name: 'shared_b' type: 'InnerProduct' bottom: 'a' top: 'b'
+            param { name: 'w' } inner_product_param { num_output: 4 weight_filler { type: 'xavier' } } }
+    layer { name: 'side' type: 'InnerProduct' bottom: 'x' top: 'unused' inner_product_param { num_output: 2 } }
+    layer { name: 'loss' type: 'EuclideanLoss' bottom: 'b' bottom: 'y' top: 'loss' }
+  )");
+  const vector<bool> receives = net->learnable_param_receives_gradient();
+  const vector<bool> statistic = net->learnable_param_is_data_statistic();
+  std::map<string, bool> by_name, stat_by_name;
+  for (size_t p = 0; p < receives.size(); ++p) {
+    by_name[net->learnable_param_names()[p]] = receives[p];
+    stat_by_name[net->learnable_param_names()[p]] = statistic[p];
+  }
+  EXPECT_FALSE(by_name.at("frozen[0]"));
+  EXPECT_TRUE(by_name.at("frozen[1]"));
+  EXPECT_FALSE(by_name.at("bn[0]"));
+  EXPECT_FALSE(by_name.at("bn[1]"));
+  EXPECT_FALSE(by_name.at("bn[2]"));
+  EXPECT_TRUE(by_name.at("shared_a[0]")) << "one blob for both uses";
+  EXPECT_FALSE(by_name.at("shared_a[1]"));
+  EXPECT_FALSE(by_name.at("side[0]")) << "feeds no loss, runs no backward";
+  EXPECT_TRUE(stat_by_name.at("bn[0]"));
+  EXPECT_TRUE(stat_by_name.at("bn[1]"));
+  EXPECT_FALSE(stat_by_name.at("bn[2]")) << "the normalizer counts passes, alike on every rank";
+  EXPECT_FALSE(stat_by_name.at("frozen[0]"));
+  FillUniform(net->blob_by_name("x").get(), -1, 1, 3);
+  FillUniform(net->blob_by_name("y").get(), -1, 1, 4);
+  net->ClearParamDiffs();
+  net->ForwardBackward();
+  EXPECT_EQ(net->layer_by_name("frozen")->blobs()[0]->asum_diff(), 0.f);
+  EXPECT_GT(net->layer_by_name("frozen")->blobs()[1]->asum_diff(), 0.f);
 }
 
 TEST(NetTest, LossWeightsScaleTheObjective) {

@@ -181,6 +181,10 @@ int Train() {
       summary << "; after warm-up: nominal ratio " << ratio(s.sparse_elements(), s.sparse_sent())
               << "x, wire ratio " << ratio(s.sparse_dense_bytes(), s.sparse_bytes())
               << "x, bytes/step " << s.sparse_bytes() / s.sparse_steps();
+      int64_t max_age = 0;
+      double mean_age = 0;
+      solver->gradient_exchange()->CurrentAge(&max_age, &mean_age);
+      summary << "; age max " << max_age << " mean " << mean_age;
     }
   }
   LOG(INFO) << summary.str();

@@ -68,6 +68,11 @@ class Layer {
                : false;
   }
   void set_param_propagate_down(int param_id, bool value);
+  // True for a parameter blob that Forward accumulates from the data it sees instead
+  // of learning it (BatchNorm's running mean and variance). In data-parallel training
+  // each rank's copy then describes its own shard, so the solver averages them across
+  // ranks before a test pass or a snapshot.
+  virtual bool ParamIsDataStatistic(int param_id) const { return false; }
 
   // The context is shared with the owning net; a layer made alone gets its own.
   void set_context(shared_ptr<Context> context) { context_ = std::move(context); }

@@ -82,6 +82,13 @@ class Net {
   // the lowest-numbered layer that adds into it (backward runs from the last layer
   // down; shared weights collect from every user).
   vector<int> learnable_param_ready_layers() const;
+  // For each learnable param: whether backward ever writes its diff, that is, some
+  // use of it has a nonzero lr_mult in a layer that runs backward. The others keep a
+  // zero diff: lr_mult 0 everywhere, BatchNorm's statistics, layers without backward.
+  vector<bool> learnable_param_receives_gradient() const;
+  // For each learnable param: whether its owner layer accumulates it from the data
+  // (Layer::ParamIsDataStatistic), so that ranks hold different values.
+  vector<bool> learnable_param_is_data_statistic() const;
   // -1 for an owner, else the index (into params()) of the blob it shares.
   const vector<int>& param_owners() const { return param_owners_; }
   // The layer each entry of params() belongs to.

@@ -61,6 +61,9 @@ class Solver {
  protected:
   // Turns the (exchanged) gradients in the diffs into the step, then updates weights.
   virtual void ApplyUpdate() = 0;
+  // With momentum_in_exchange_: adds regularization (and iter_size normalization)
+  // to the local gradients before the exchange; ApplyUpdate then leaves it out.
+  virtual void RegularizeBeforeExchange() {}
   virtual void SnapshotSolverState(SolverState* state) = 0;
   virtual void RestoreSolverState(const SolverState& state) = 0;
 
@@ -92,7 +95,14 @@ class Solver {
   // <prefix>_iter_N.rank<R>.solverstate for <prefix>_iter_N.solverstate.
   static string RankStateFilename(const string& state_file, int rank);
 
+  // Collective: averages the data statistics (BatchNorm's running sums) over ranks.
+  void AverageDataStatistics();
+
   shared_ptr<GradientExchange> exchange_;
+  // The learnable params that receive a gradient (what the exchange combines), and
+  // those that are data statistics (averaged at tests and snapshots).
+  vector<Blob*> exchanged_params_;
+  vector<Blob*> statistic_params_;
   std::function<SolverAction()> action_function_;
   vector<float> losses_;
   float smoothed_loss_ = 0;

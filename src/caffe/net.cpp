@@ -221,6 +221,9 @@ void Net::Init(const NetParameter& in_param) {
     for (int param_id = 0; param_id < num_param_blobs; ++param_id) {
       const bool learns = param_id >= layer_param->param_size() ||
                           layer_param->param(param_id).lr_mult() != 0;
+      // As in Caffe: a use with lr_mult 0 computes no gradient, so that blob's diff
+      // stays zero (on every rank: it is never exchanged).
+      if (!learns) layer->set_param_propagate_down(param_id, false);
       need_backward |= learns && layer->param_propagate_down(param_id);
       AppendParam(param, layer_id, param_id);
     }
@@ -443,6 +446,30 @@ vector<int> Net::learnable_param_ready_layers() const {
     layer = std::min(layer, param_layer_indices_[p]);
   }
   return ready;
+}
+
+vector<bool> Net::learnable_param_receives_gradient() const {
+  vector<bool> receives(learnable_params_.size(), false);
+  for (size_t p = 0; p < params_.size(); ++p) {
+    const int owner = param_owners_[p] < 0 ? static_cast<int>(p) : param_owners_[p];
+    const auto it = std::find(learnable_param_ids_.begin(), learnable_param_ids_.end(), owner);
+    if (it == learnable_param_ids_.end()) continue;
+    const int layer = param_layer_positions_[p].first;
+    const int position = param_layer_positions_[p].second;
+    if (layer_need_backward_[layer] && layers_[layer]->param_propagate_down(position)) {
+      receives[it - learnable_param_ids_.begin()] = true;
+    }
+  }
+  return receives;
+}
+
+vector<bool> Net::learnable_param_is_data_statistic() const {
+  vector<bool> statistic(learnable_params_.size(), false);
+  for (size_t l = 0; l < learnable_param_ids_.size(); ++l) {
+    const auto& position = param_layer_positions_[learnable_param_ids_[l]];
+    statistic[l] = layers_[position.first]->ParamIsDataStatistic(position.second);
+  }
+  return statistic;
 }
 
 void Net::Backward() {

@@ -180,9 +180,30 @@ Solver::~Solver() {
 
 void Solver::set_gradient_exchange(shared_ptr<GradientExchange> exchange) {
   exchange_ = std::move(exchange);
+  exchanged_params_.clear();
+  statistic_params_.clear();
   if (!exchange_) return;
-  exchange_->set_param_names(net_->learnable_param_names());
-  exchange_->set_param_ready_layers(net_->learnable_param_ready_layers());
+  // Only blobs that receive a gradient take part: the others' diffs are zero on
+  // every rank, and sending them would only spend (or, in a sparse budget, steal)
+  // bandwidth. Data statistics (BatchNorm's) are averaged at tests and snapshots.
+  const vector<bool> receives = net_->learnable_param_receives_gradient();
+  const vector<bool> statistic = net_->learnable_param_is_data_statistic();
+  const vector<int> ready = net_->learnable_param_ready_layers();
+  vector<string> names;
+  vector<int> ready_layers;
+  for (size_t p = 0; p < receives.size(); ++p) {
+    Blob* blob = net_->learnable_params()[p];
+    if (statistic[p]) statistic_params_.push_back(blob);
+    if (!receives[p]) continue;
+    exchanged_params_.push_back(blob);
+    names.push_back(net_->learnable_param_names()[p]);
+    ready_layers.push_back(ready[p]);
+  }
+  exchange_->set_param_names(names);
+  vector<int64_t> sizes;
+  for (Blob* blob : exchanged_params_) sizes.push_back(blob->count());
+  exchange_->set_param_sizes(sizes);
+  exchange_->set_param_ready_layers(ready_layers);
   exchange_->set_gpu_mode(context_->mode() == Mode::GPU);
   // Backward reports its progress so the exchange can start on finished gradients
   // (only in the last pass of iter_size, armed by BeginBackward).
@@ -336,6 +357,7 @@ void Solver::Step(int iters) {
     net_->ClearParamDiffs();
     if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
         (iter_ > 0 || param_.test_initialization())) {
+      AverageDataStatistics();
       if (is_root()) TestAll();
       if (exchange_ && exchange_->world_size() > 1) {
         // The others wait here for rank 0's test pass, in a host collective without a
@@ -351,7 +373,7 @@ void Solver::Step(int iters) {
     float loss = 0;
     for (int i = 0; i < param_.iter_size(); ++i) {
       if (exchange_ && i == param_.iter_size() - 1) {
-        exchange_->BeginBackward(iter_, net_->learnable_params());
+        exchange_->BeginBackward(iter_, exchanged_params_);
       }
       loss += net_->ForwardBackward();
     }
@@ -360,7 +382,13 @@ void Solver::Step(int iters) {
     UpdateSmoothedLoss(loss, start_iter, average_loss);
 
     // The gradient exchange point: after backward, before the update.
-    if (exchange_) exchange_->Exchange(iter_, net_->learnable_params());
+    if (exchange_) {
+      // An exchange that applies momentum itself must see the decay inside the
+      // gradient it accumulates, or decay loses the 1 / (1 - momentum) gain it has in
+      // the dense solver (DGC adds it before momentum correction too).
+      if (momentum_in_exchange_) RegularizeBeforeExchange();
+      exchange_->Exchange(iter_, exchanged_params_);
+    }
     ApplyUpdate();
     if (display && is_root()) DisplayProgress();
     ++iter_;
@@ -400,8 +428,18 @@ void Solver::Solve(const string& resume_file) {
     net_->Forward(&loss);
     LOG(INFO) << "Iteration " << iter_ << ", loss = " << loss;
   }
-  if (param_.test_interval() && iter_ % param_.test_interval() == 0 && is_root()) TestAll();
+  if (param_.test_interval() && iter_ % param_.test_interval() == 0) {
+    AverageDataStatistics();
+    if (is_root()) TestAll();
+  }
   LOG_IF(INFO, is_root()) << "Optimization Done.";
+}
+
+void Solver::AverageDataStatistics() {
+  // Collective: every rank reaches the same tests and snapshots.
+  if (exchange_ && exchange_->world_size() > 1 && !statistic_params_.empty()) {
+    exchange_->AverageOverRanks(statistic_params_);
+  }
 }
 
 void Solver::TestAll() {
@@ -478,6 +516,8 @@ void CreateParentFolders(const string& path) {
 }  // namespace
 
 string Solver::Snapshot() {
+  // The saved model then stands for every rank's data, and every rank holds it.
+  AverageDataStatistics();
   CreateParentFolders(param_.snapshot_prefix());
   CAFFE_REQUIRE(param_.snapshot_format() == SolverParameter::BINARYPROTO)
       << source_ << ": only snapshot_format BINARYPROTO is supported (HDF5 is not built)";
@@ -485,7 +525,7 @@ string Solver::Snapshot() {
   const string state_file = SnapshotFilename(".solverstate");
   // Every rank's own random stream and exchange state (IWP residuals) sit beside
   // the solverstate, so that resume is exact on all ranks.
-  if (exchange_ && exchange_->world_size() > 1) {
+  if (exchange_) {
     SolverState mine;
     mine.set_iter(iter_);
     mine.set_rank(context_->rank());
@@ -541,7 +581,7 @@ void Solver::Restore(const string& state_file) {
   }
   iter_ = state.iter();
   if (state.has_rng_state()) context_->DeserializeRng(state.rng_state());
-  if (exchange_ && exchange_->world_size() > 1) {
+  if (exchange_) {
     const string rank_file = RankStateFilename(state_file, context_->rank());
     SolverState mine;
     ReadProtoFromBinaryFile(rank_file, &mine);

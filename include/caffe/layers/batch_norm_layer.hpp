@@ -24,6 +24,9 @@ class BatchNormLayer : public Layer {
   const char* type() const override { return "BatchNorm"; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
+  // The running mean and variance sums; the normalizer (blob 2) counts forward
+  // passes, which every rank makes alike.
+  bool ParamIsDataStatistic(int param_id) const override { return param_id < 2; }
 
  protected:
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;

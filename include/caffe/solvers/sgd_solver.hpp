@@ -17,6 +17,7 @@ class SGDSolver : public Solver {
 
  protected:
   void ApplyUpdate() override;
+  void RegularizeBeforeExchange() override;
   // Scales all gradients together so their global L2 norm is at most clip_gradients.
   void ClipGradients();
   void Normalize(int param_id);

@@ -56,8 +56,8 @@ float DeviceKthLargestAt(const float* x, const std::vector<int64_t>& positions, 
 // selected importance (0 when none is selected).
 int64_t DeviceSelectTopK(const float* importance, int64_t n, int64_t k, int32_t* indices,
                          float* kth_value, DeviceSelectionWorkspace* workspace);
-// Every index i with importance[i] >= threshold, ascending; `indices` must hold n.
-// Returns how many.
+// Every index i with importance[i] >= threshold and > 0, ascending; `indices` must
+// hold n. Returns how many.
 int64_t DeviceSelectAtLeast(const float* importance, int64_t n, float threshold, int32_t* indices,
                             DeviceSelectionWorkspace* workspace);
 
@@ -74,11 +74,34 @@ void DeviceScatterAdd(const float* values, const int32_t* indices, int64_t count
 // v[indices[j]] = 0, and u[indices[j]] = 0 where u is not null (momentum masking).
 void DeviceClearAt(const int32_t* indices, int64_t count, float* v, float* u);
 
+// known[i] = |applied[i]| / (|w[i]| + epsilon), or |applied[i]| without
+// divide_by_weight, at i = indices[j] (at i = j for j < count when indices is null).
+void DeviceRecordImportance(const float* applied, const float* w, const int32_t* indices,
+                            int64_t count, float epsilon, bool divide_by_weight, float* known);
+// last_sent[indices[j]] = iter.
+void DeviceMarkSent(const int32_t* indices, int64_t count, int32_t iter, int32_t* last_sent);
+// x[i] = value.
+void DeviceFillInt(int32_t* x, int64_t n, int32_t value);
+// The smallest element of x and the sum of all (host results).
+void DeviceMinAndSum(const int32_t* x, int64_t n, int64_t* min, int64_t* sum,
+                     DeviceSelectionWorkspace* workspace);
+// ResidualExchange::StochasticDraw's Poisson sample over one blob: index i is kept
+// when CoordinateUniform(stream, i) < min(1, expected * weight_i / sum of weights),
+// weight_i = (iter - last_sent[i]) * (known[i] + mean of known). Writes the kept
+// indices ascending to `indices` (room for n) and returns how many.
+int64_t DeviceStochasticDraw(const int32_t* last_sent, const float* known, int64_t n, int64_t iter,
+                             double expected, uint64_t stream, int32_t* indices,
+                             DeviceSelectionWorkspace* workspace);
+
 // ResidualExchange's first two steps for one blob: when clip > 0 and the L2 norm of
 // the gradient g exceeds clip, g is scaled to norm clip (in place, as on the CPU);
 // then v += g, or with momentum correction (u not null) u = momentum * u + g; v += u.
+// *not_finite (when not null) is set to 1 if some v is then not finite.
 void DeviceClipAndAccumulate(float* g, int64_t n, float clip, float momentum, float* v, float* u,
-                             DeviceSelectionWorkspace* workspace);
+                             int32_t* not_finite, DeviceSelectionWorkspace* workspace);
+// *out = 1 when any of the `count` flags is set, else 0 (one thread: count is the
+// number of blobs).
+void DeviceAnyFlagAsFloat(const int32_t* flags, int64_t count, float* out);
 
 }  // namespace caffe
 

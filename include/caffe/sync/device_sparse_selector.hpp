@@ -21,10 +21,12 @@ class DeviceSparseSelector : public SelectionKernels {
   float KthLargestAt(ImportanceSpan span, const vector<int64_t>& positions, int64_t k) override;
   vector<int32_t> SelectAtLeast(size_t j, float threshold) override;
   vector<int32_t> SelectTopK(size_t j, int64_t k, float* threshold) override;
+  void Suppress(size_t j, const vector<int32_t>& indices) override;
 
  protected:
   void FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                      const vector<const float*>& residuals, float epsilon) override;
+                      const vector<const float*>& residuals, float epsilon,
+                      bool divide_by_weight) override;
 
  private:
   const float* importance(int64_t begin) const { return importance_.as<float>() + begin; }

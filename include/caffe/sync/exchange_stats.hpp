@@ -5,6 +5,7 @@
 #define CAFFE_SYNC_EXCHANGE_STATS_HPP_
 
 #include <cstdint>
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -20,6 +21,8 @@ struct BlobSelection {
   float vmr = 0;           // variance-to-mean ratio of importance
   int leader = -1;         // rank whose selection was used (-1: none)
   int64_t index_bytes = 0; // bytes of the broadcast index set for this blob
+  int64_t max_age = 0;     // after the step: the most steps a coordinate has waited
+  double mean_age = 0;     // and the mean (written to the CSV only)
 };
 
 class ExchangeStats {
@@ -29,11 +32,31 @@ class ExchangeStats {
 
   void BeginStep(int iter) { current_iter_ = iter; blobs_.clear(); }
   void AddBlob(const BlobSelection& blob) { blobs_.push_back(blob); }
+  // Blob `index` of this step (in AddBlob order) waited this long (CSV only).
+  void SetBlobAge(size_t index, int64_t max_age, double mean_age) {
+    blobs_[index].max_age = max_age;
+    blobs_[index].mean_age = mean_age;
+  }
+  bool writes_csv() const { return csv_ != nullptr; }
   // Closes a step: `bytes_sent` is what this rank put on the wire, `dense_bytes`
   // what a dense ring all-reduce would have sent, `density` the target in force.
   void EndStep(int64_t elements, int64_t sent, int64_t bytes_sent, double dense_bytes,
                float density);
   void AddTime(Phase phase, double seconds) { window_seconds_[phase] += seconds; }
+  // Bytes sent between steps (data statistics averaged before a test or a
+  // snapshot): they count in the window and the totals like a step's.
+  void AddSideBytes(int64_t bytes);
+  // The staleness of the sparse blobs' coordinates after the last step: the largest
+  // and the mean number of steps since a coordinate was last sent.
+  void SetAge(int64_t max_age, double mean_age) {
+    max_age_ = max_age;
+    mean_age_ = mean_age;
+    window_max_age_ = std::max(window_max_age_, max_age);
+  }
+  int64_t max_age() const { return max_age_; }
+  double mean_age() const { return mean_age_; }
+  // The largest age seen in the window.
+  int64_t window_max_age() const { return window_max_age_; }
 
   void ResetWindow();
   void OpenCsv(const std::string& path);
@@ -73,6 +96,8 @@ class ExchangeStats {
   double total_dense_bytes_ = 0;
   double total_seconds_[kNumPhases] = {0, 0, 0, 0};
   float last_density_ = 1;
+  int64_t max_age_ = 0, window_max_age_ = 0;
+  double mean_age_ = 0;
   int64_t sparse_steps_ = 0, sparse_elements_ = 0, sparse_sent_ = 0, sparse_bytes_ = 0;
   double sparse_dense_bytes_ = 0;
   std::unique_ptr<std::ofstream> csv_;

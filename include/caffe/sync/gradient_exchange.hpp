@@ -27,6 +27,9 @@ class GradientExchange {
 
   // Names of the parameter blobs ("conv1[0]"), for logs and the per-layer CSV.
   void set_param_names(const vector<string>& names) { param_names_ = names; }
+  // The element counts of the blobs Exchange will be given, so that a restored state
+  // can be checked against them at once (RestoreState) and the budget planned.
+  void set_param_sizes(const vector<int64_t>& sizes) { param_sizes_ = sizes; }
   // The solver offers its momentum; a strategy that applies momentum itself (DGC
   // momentum correction) takes it and returns true, and the solver then runs plain SGD.
   virtual bool TakeOverMomentum(float momentum) { return false; }
@@ -45,6 +48,9 @@ class GradientExchange {
 
   // Rank 0's weights go to every rank (called once, before the first step).
   void BroadcastInitialWeights(const vector<Blob*>& params);
+  // Collective: every rank's blobs become the mean over ranks (host data). For data
+  // statistics such as BatchNorm's running sums; the bytes count in the stats.
+  void AverageOverRanks(const vector<Blob*>& blobs);
   // Combine the local gradients of step `iter` (see the file comment).
   virtual void Exchange(int iter, const vector<Blob*>& params) = 0;
   // The strongest action any rank asks for (STOP over SNAPSHOT over NONE), so that
@@ -54,6 +60,13 @@ class GradientExchange {
   // Per-rank state resume must restore (residuals, momenta), as bytes.
   virtual std::string SaveState() const { return {}; }
   virtual void RestoreState(const std::string& state) {}
+
+  // The staleness of the sparsely sent coordinates now: the largest and the mean
+  // number of steps since one was last sent (0 for methods that send everything).
+  virtual void CurrentAge(int64_t* max_age, double* mean_age) const {
+    *max_age = 0;
+    *mean_age = 0;
+  }
 
   // Accounting of the steps since the last ResetWindow (the display interval).
   const ExchangeStats& stats() const { return stats_; }
@@ -78,6 +91,7 @@ class GradientExchange {
   SyncParameter param_;
   std::shared_ptr<Communicator> comm_;
   vector<string> param_names_;
+  vector<int64_t> param_sizes_;
   vector<int> param_ready_layers_;
   bool gpu_mode_ = false;
   ExchangeStats stats_;

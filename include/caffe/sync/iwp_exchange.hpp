@@ -1,14 +1,16 @@
 // Importance-weighted pruning (DESIGN.md section 4, steps 4-10) and its
 // fixed-threshold baseline. On top of ResidualExchange's clip-and-accumulate:
-//   importance I = |v| / (|w| + epsilon);
+//   importance I = |v| / (|w| + epsilon) (score: MAGNITUDE drops the denominator);
 //   each sparse blob gets a share of the global budget density * sum(n) that grows
 //   with the variance-to-mean ratio D of its importances: k_l ~ n_l (D_l / mean D)^g
 //   (layer_wise), or one global threshold over all blobs (layer_wise: false), or,
 //   for FIXED_THRESHOLD, every element with I >= fixed_threshold;
 //   a leader r_t = hash(seed, t) mod N, the same on every rank without a message,
-//   chooses the index set; it is broadcast (offsets or bitmap, whichever is smaller);
-//   every rank gathers v at those indices and one all-reduce sums them; optionally a
-//   shared-seed random set of extra indices joins, so nothing stays stale forever.
+//   chooses the index set; it is broadcast (offsets, bitmap or varint gaps, whichever
+//   is smallest); every rank gathers v at those indices and one all-reduce sums them;
+//   the stochastic update (stochastic_fraction) first gives part of the budget to a
+//   draw from the shared seed that favours old and once-important coordinates, so
+//   nothing stays stale; the leader's choice fills the rest.
 // The all-reduce carries k values whatever N is: the traffic per rank does not grow
 // with the number of ranks, unlike an all-gather of per-rank selections.
 #ifndef CAFFE_SYNC_IWP_EXCHANGE_HPP_
@@ -18,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "caffe/sync/index_codec.hpp"
 #include "caffe/sync/residual_exchange.hpp"
 #include "caffe/sync/selection_kernels.hpp"
 
@@ -25,7 +28,7 @@ namespace caffe {
 
 class IwpExchange : public ResidualExchange {
  public:
-  using ResidualExchange::ResidualExchange;
+  IwpExchange(const SyncParameter& param, std::shared_ptr<Communicator> comm);
   const char* method_name() const override {
     return param_.method() == SyncParameter::FIXED_THRESHOLD ? "FIXED_THRESHOLD" : "IWP";
   }
@@ -41,22 +44,31 @@ class IwpExchange : public ResidualExchange {
   int64_t ExchangeSparse(int iter, const vector<Blob*>& params, float density) override;
   // Selection through Kernels(), values through ReduceSelected: works on device residuals.
   bool SupportsDeviceResiduals() const override { return true; }
+  std::string SaveMethodState() const override;
+  void RestoreMethodState(const std::string& state) override;
 
  private:
-  struct BlobChoice {
-    vector<int32_t> indices;
-    float threshold = 0;
-    float vmr = 0;
-  };
-  // The leader's work: importance, budget, threshold and index set for `mine` blobs.
-  // The algorithm; the primitives it calls run on the CPU or the GPU (Kernels()).
-  void ChooseIndices(int iter, const vector<Blob*>& params, float density,
-                     const vector<bool>& mine, vector<BlobChoice>* choices);
+  // The leader's work for the blobs it leads (`mine`): importance, its VMR, the
+  // budget split of `budget` elements (or `shared_budgets`, per blob, when the split
+  // was made on every rank), thresholds and index sets, passing over the `drawn`
+  // coordinates of the stochastic update. The algorithm; the primitives it calls run
+  // on the CPU or the GPU (Kernels()).
+  void ChooseIndices(int iter, const vector<Blob*>& params, int64_t budget,
+                     const vector<int64_t>& shared_budgets, const vector<bool>& mine,
+                     const vector<vector<int32_t>>& drawn, vector<BlobIndexRecord>* choices);
+  // The index broadcast: each leader rank's records replace `choices` everywhere.
+  // Returns the bytes of each blob's record; throws on every rank alike when a
+  // leader reported a non-finite importance.
+  vector<int64_t> BroadcastChoices(int iter, const vector<Blob*>& params, const vector<int>& leader,
+                                   vector<BlobIndexRecord>* choices);
   // The device kernels when the residuals live on the device (GPU mode with a
   // device), else the host ones.
   SelectionKernels& Kernels();
 
   std::unique_ptr<SelectionKernels> host_kernels_, device_kernels_;
+  // PER_LAYER: each sparse blob's VMR from the last step's messages, the same on
+  // every rank (empty before the first sparse step: the split is then by size).
+  vector<double> last_vmr_;
 };
 
 }  // namespace caffe

@@ -7,6 +7,12 @@
 // residuals) = sum of all local gradients. During warm-up (and at density 1) every
 // element is sent, which is the dense exchange.
 //
+// The budget plan (PlanBudget, once): blobs under min_layer_size travel whole while
+// they fit in max_dense_share of the budget; beyond that the largest of them are
+// sparsified too. Every coordinate's age (steps since this rank last sent it) is
+// kept for the log and for IWP's stochastic update. A non-finite value in what was
+// reduced is an error on every rank (the reduced values are the same everywhere).
+//
 // In GPU mode (CUDA builds with a device; all four sparse methods support it) v and u
 // live on the device and the whole step runs there: clip-and-accumulate, selection,
 // gather, the values' all-reduce and the index message (NCCL when built in, else
@@ -40,6 +46,10 @@ class ResidualExchange : public GradientExchange {
 
   std::string SaveState() const override;
   void RestoreState(const std::string& state) override;
+  void CurrentAge(int64_t* max_age, double* mean_age) const override;
+
+  // The plan made at the first step: which blobs travel whole (tests, logs).
+  const vector<bool>& dense_blobs() const { return dense_blob_; }
 
   // For tests of the conservation invariant.
   const vector<float>& residual(size_t blob) const {
@@ -65,19 +75,35 @@ class ResidualExchange : public GradientExchange {
   virtual int64_t ExchangeSparse(int iter, const vector<Blob*>& params, float density) = 0;
 
   // One all-reduce of v at the selections (the same on every rank), then
-  // diff = reduced / N at those positions and 0 elsewhere, and v, u cleared there.
-  // Returns the number of values reduced.
+  // diff = reduced / N at those positions and 0 elsewhere, and v, u cleared there
+  // (and the ages, and the known importances when tracked). Returns the number of
+  // values reduced. A non-finite reduced value throws, naming the blob.
   int64_t ReduceSelected(const vector<Blob*>& params, const vector<Selection>& selections);
-  // The density for the large blobs that makes the whole step, small blobs included,
-  // send `density` of all elements (never less than density / 4 for the large blobs).
+  // The density for the sparse blobs that makes the whole step, blobs sent whole
+  // included, send `density` of all elements.
   float SparseDensity(const vector<Blob*>& params, float density) const;
-  // Zeroes v (and u) at these indices of blob b.
+  // Zeroes v (and u) at these indices of blob b and marks them sent.
   void ClearSent(size_t b, const vector<int32_t>& indices);
   // Collective: root's `message` (host bytes, any length) replaces every rank's. It
   // takes the values' path: NCCL, staged through device memory, when the residuals
   // live on the device and NCCL carries the values; otherwise the communicator.
   void BroadcastMessage(std::string* message, int root);
-  bool IsDenseBlob(const Blob& blob) const { return blob.count() < param_.min_layer_size(); }
+  // Blob b travels whole every step (the budget plan).
+  bool IsDenseBlob(size_t b) const { return dense_blob_[b]; }
+  // The step being exchanged (set by Exchange before ExchangeSparse runs).
+  int current_iter() const { return current_iter_; }
+
+  // IWP's stochastic update (SyncParameter.stochastic_fraction): the shared draw for
+  // blob b at the current step, about `expected` sorted indices, the same on every
+  // rank with no message. Needs TrackKnownImportance().
+  vector<int32_t> StochasticDraw(size_t b, double expected);
+  // From now on ReduceSelected remembers |applied| / (|w| + epsilon) of each value it
+  // sends (the m of the stochastic draw). Call before the first step.
+  void TrackKnownImportance() { track_known_importance_ = true; }
+
+  // A method's own state for exact resume, saved after the residuals (empty: none).
+  virtual std::string SaveMethodState() const { return {}; }
+  virtual void RestoreMethodState(const std::string& state) {}
 
   // Whether this method's ExchangeSparse works on device residuals (it then uses only
   // ReduceSelected and ResidualData, or device code of its own).
@@ -91,6 +117,9 @@ class ResidualExchange : public GradientExchange {
   // change them themselves (on_device() only); the host mirror is then behind.
   float* MutableDeviceResidual(size_t b);
   float* MutableDeviceVelocity(size_t b);
+  // Marks `count` device indices of blob b sent at the current step (their age
+  // restarts), for methods that clear the residual themselves.
+  void MarkSentOnDevice(size_t b, const int32_t* indices, int64_t count);
   // Sums `count` device floats over all ranks in place.
   void AllReduceOnDevice(float* values, int64_t count);
   // Every rank's `bytes` device bytes, concatenated in rank order into `out`.
@@ -108,9 +137,24 @@ class ResidualExchange : public GradientExchange {
   float momentum_ = 0;
   bool momentum_correction_ = false;
   vector<float> values_;  // scratch: gathered values for the all-reduce
+  // Per coordinate: the iteration it was last sent (cleared) at, and with
+  // TrackKnownImportance its importance then. Host, or mirrors like residual_.
+  mutable vector<vector<int32_t>> last_sent_;
+  mutable vector<vector<float>> known_importance_;
 
  private:
   void EnsureState(const vector<Blob*>& params);
+  // Decides dense_blob_ for the target density and logs the plan (rank 0).
+  void PlanBudget(const vector<Blob*>& params);
+  // Marks every coordinate of blob b sent at the current step.
+  void MarkAllSent(size_t b);
+  // The smallest last-sent iteration of blob b and the sum of all of them.
+  void LastSentMinAndSum(size_t b, int64_t* min, double* sum) const;
+  // Throws on every rank alike when the all-reduced count of ranks whose residual is
+  // not finite is positive.
+  void CheckResidualsFinite(float ranks_not_finite) const;
+  // Throws on every rank alike when a reduced value of blob b is not finite.
+  void CheckFinite(size_t b, const float* values, int64_t count) const;
   void ClipAndAccumulate(const vector<Blob*>& params);
   // clip_norm / sqrt(N), or 0 when clipping is off.
   float LocalClipNorm() const;
@@ -119,6 +163,11 @@ class ResidualExchange : public GradientExchange {
 
   bool on_device_ = false;
   bool state_decided_ = false;
+  vector<bool> dense_blob_;
+  bool track_known_importance_ = false;
+  int current_iter_ = 0;
+  // The first blob whose residual went non-finite in this step's accumulation, or -1.
+  int nonfinite_blob_ = -1;
   // GPU mode: the host vectors hold newer state than the device (restored), or older.
   bool device_behind_ = false;
   mutable bool host_behind_ = false;
@@ -128,6 +177,8 @@ class ResidualExchange : public GradientExchange {
   void UploadState();
   void ClipAndAccumulateOnDevice(const vector<Blob*>& params);
   int64_t ReduceSelectedOnDevice(const vector<Blob*>& params, const vector<Selection>& selections);
+  vector<int32_t> StochasticDrawOnDevice(size_t b, double expected, uint64_t stream);
+  void LastSentMinAndSumOnDevice(size_t b, int64_t* min, double* sum) const;
   // The communicator that takes device buffers (NCCL), or null: then collectives on
   // device data go through host memory and comm_.
   Communicator* DeviceCommunicator();
@@ -137,8 +188,10 @@ class ResidualExchange : public GradientExchange {
   void BroadcastMessageOnDevice(std::string* message, int root, Communicator* device);
 
   vector<DeviceBuffer> device_residual_, device_velocity_;
+  vector<DeviceBuffer> device_last_sent_, device_known_importance_;
   DeviceBuffer device_values_, device_indices_;
   DeviceBuffer device_message_;  // BroadcastMessage's staging buffer
+  DeviceBuffer device_health_;   // int32: set when an accumulated residual is not finite
   DeviceSelectionWorkspace device_workspace_;
   // NCCL for the values when built in and several ranks run (null otherwise).
   std::shared_ptr<Communicator> device_comm_;

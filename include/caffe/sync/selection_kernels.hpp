@@ -29,12 +29,14 @@ class SelectionKernels {
  public:
   virtual ~SelectionKernels() = default;
 
-  // I = |v| / (|w| + epsilon) for each params[blobs[j]], with v = residuals[blobs[j]],
-  // concatenated in list order. Replaces the previous step's importances. The
-  // residuals are in the kernels' memory: host arrays for HostSelectionKernels,
-  // device arrays for the device kernels (which read the weights there too).
+  // I = |v| / (|w| + epsilon) (or |v| without divide_by_weight) for each
+  // params[blobs[j]], with v = residuals[blobs[j]], concatenated in list order.
+  // Replaces the previous step's importances. The residuals are in the kernels'
+  // memory: host arrays for HostSelectionKernels, device arrays for the device
+  // kernels (which read the weights there too).
   void ComputeImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                         const vector<const float*>& residuals, float epsilon);
+                         const vector<const float*>& residuals, float epsilon,
+                         bool divide_by_weight = true);
   size_t blobs() const { return sizes_.size(); }
   ImportanceSpan Span(size_t j) const { return {offsets_[j], sizes_[j]}; }
   ImportanceSpan All() const { return {0, total_}; }
@@ -45,8 +47,12 @@ class SelectionKernels {
   virtual float KthLargest(ImportanceSpan span, int64_t k) = 0;
   // The k-th largest of the importances at `positions` within `span` (a sample).
   virtual float KthLargestAt(ImportanceSpan span, const vector<int64_t>& positions, int64_t k) = 0;
-  // Indices (within blob j, ascending) of every importance >= threshold.
+  // Indices (within blob j, ascending) of every importance >= threshold and > 0:
+  // a coordinate with nothing waiting never travels.
   virtual vector<int32_t> SelectAtLeast(size_t j, float threshold) = 0;
+  // Sets blob j's importance to 0 at these (sorted) indices, so that no selection
+  // picks them again (they travel by another rule).
+  virtual void Suppress(size_t j, const vector<int32_t>& indices) = 0;
   // Indices (within blob j, ascending) of its k largest importances, ties to the lower
   // index; *threshold gets the smallest selected importance (0 when none is).
   virtual vector<int32_t> SelectTopK(size_t j, int64_t k, float* threshold) = 0;
@@ -55,7 +61,8 @@ class SelectionKernels {
   // Fills the importances of the listed blobs, blob j at offsets[j] (the offsets and
   // sizes are already set when this runs).
   virtual void FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                              const vector<const float*>& residuals, float epsilon) = 0;
+                              const vector<const float*>& residuals, float epsilon,
+                              bool divide_by_weight) = 0;
 
   vector<int64_t> offsets_, sizes_;
   int64_t total_ = 0;
@@ -68,10 +75,12 @@ class HostSelectionKernels : public SelectionKernels {
   float KthLargestAt(ImportanceSpan span, const vector<int64_t>& positions, int64_t k) override;
   vector<int32_t> SelectAtLeast(size_t j, float threshold) override;
   vector<int32_t> SelectTopK(size_t j, int64_t k, float* threshold) override;
+  void Suppress(size_t j, const vector<int32_t>& indices) override;
 
  protected:
   void FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                      const vector<const float*>& residuals, float epsilon) override;
+                      const vector<const float*>& residuals, float epsilon,
+                      bool divide_by_weight) override;
 
  private:
   vector<float> importance_;

@@ -1,13 +1,33 @@
 // Random choices every rank makes identically without a message: they depend only on
 // the shared seed, the iteration and the blob. The IWP leader of a step and the
-// random extras against staleness come from here.
+// stochastic update's draws against staleness come from here.
 #ifndef CAFFE_SYNC_SHARED_RANDOM_HPP_
 #define CAFFE_SYNC_SHARED_RANDOM_HPP_
 
 #include <cstdint>
 #include <vector>
 
+#ifdef __CUDACC__
+#define CAFFE_SHARED_RANDOM_HD __host__ __device__
+#else
+#define CAFFE_SHARED_RANDOM_HD
+#endif
+
 namespace caffe {
+
+// SplitMix64's step: a bijective, well-mixed 64-bit function.
+inline CAFFE_SHARED_RANDOM_HD uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+// A number in [0, 1) for coordinate i of a stream (a SharedHash), from 24 random
+// bits, so it is exact in float and the same on the host and the device.
+inline CAFFE_SHARED_RANDOM_HD float CoordinateUniform(uint64_t stream, int64_t i) {
+  return static_cast<float>(SplitMix64(stream ^ (static_cast<uint64_t>(i) * 0xd1b54a32d192ed03ull)) >> 40) *
+         (1.0f / 16777216.0f);
+}
 
 // A well-mixed 64-bit hash of (seed, iteration, blob, salt).
 uint64_t SharedHash(uint64_t seed, int64_t iter, int64_t blob, uint64_t salt);

@@ -27,11 +27,21 @@ void SGDSolver::ApplyUpdate() {
   ClipGradients();
   for (size_t i = 0; i < net_->learnable_params().size(); ++i) {
     const int id = static_cast<int>(i);
-    Normalize(id);
-    Regularize(id);
+    if (!momentum_in_exchange_) {
+      Normalize(id);
+      Regularize(id);
+    }
     ComputeUpdateValue(id, rate);
   }
   net_->Update();
+}
+
+void SGDSolver::RegularizeBeforeExchange() {
+  for (size_t i = 0; i < net_->learnable_params().size(); ++i) {
+    const int id = static_cast<int>(i);
+    Normalize(id);
+    Regularize(id);
+  }
 }
 
 void SGDSolver::ClipGradients() {
@@ -56,7 +66,9 @@ void SGDSolver::Normalize(int param_id) {
 void SGDSolver::Regularize(int param_id) {
   Blob* p = net_->learnable_params()[param_id];
   const float decay = param_.weight_decay() * net_->params_weight_decay()[param_id];
-  if (decay == 0 || p->count() == 0) return;
+  // A blob with lr_mult 0 is never moved, so its decay term would only enter the
+  // global clip norm, where ranks would disagree about it (it is not exchanged).
+  if (decay == 0 || p->count() == 0 || net_->params_lr()[param_id] == 0) return;
   if (param_.regularization_type() == "L2") {
     math::axpy(p->count(), decay, p->cpu_data(), p->mutable_cpu_diff());
   } else {

@@ -7,11 +7,13 @@
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "caffe/sync/shared_random.hpp"
 #include "caffe/util/device_alternate.hpp"
 #include "caffe/util/device_kernels.cuh"
 
@@ -86,18 +88,30 @@ __global__ void ClearAtKernel(const int32_t* indices, int64_t count, float* v, f
 }
 
 __global__ void ScaleAndAccumulateKernel(float* g, int64_t n, float scale, float momentum, float* v,
-                                         float* u) {
+                                         float* u, int32_t* not_finite) {
   CUDA_GRID_STRIDE_LOOP(i, n) {
     // scale is exactly 1 when nothing is clipped, and g * 1 == g bit for bit.
     const float gi = g[i] * scale;
     g[i] = gi;
+    float vi;
     if (u != nullptr) {
       const float ui = momentum * u[i] + gi;
       u[i] = ui;
-      v[i] += ui;
+      vi = v[i] + ui;
     } else {
-      v[i] += gi;
+      vi = v[i] + gi;
     }
+    v[i] = vi;
+    // Every writer stores the same 1: the race is harmless.
+    if (not_finite != nullptr && !isfinite(vi)) *not_finite = 1;
+  }
+}
+
+__global__ void FlagAsFloatKernel(const int32_t* flags, int64_t count, float* out) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    float any = 0.f;
+    for (int64_t b = 0; b < count; ++b) any = flags[b] != 0 ? 1.f : any;
+    *out = any;
   }
 }
 
@@ -122,7 +136,71 @@ struct AddSumAndSquares {
 struct AtLeastThreshold {
   const float* importance;
   float threshold;
-  __host__ __device__ bool operator()(int32_t i) const { return importance[i] >= threshold; }
+  // A zero importance (nothing waiting) never travels, even at threshold 0; NaN
+  // fails both tests, as on the host.
+  __host__ __device__ bool operator()(int32_t i) const {
+    return importance[i] >= threshold && importance[i] > 0.f;
+  }
+};
+
+__global__ void MagnitudeImportanceKernel(const float* applied, const float* w,
+                                          const int32_t* indices, int64_t count, float epsilon,
+                                          bool divide_by_weight, float* known) {
+  CUDA_GRID_STRIDE_LOOP(j, count) {
+    const int64_t i = indices != nullptr ? indices[j] : j;
+    known[i] = divide_by_weight ? fabsf(applied[i]) / (fabsf(w[i]) + epsilon) : fabsf(applied[i]);
+  }
+}
+
+__global__ void MarkSentKernel(const int32_t* indices, int64_t count, int32_t iter,
+                               int32_t* last_sent) {
+  CUDA_GRID_STRIDE_LOOP(j, count) { last_sent[indices[j]] = iter; }
+}
+
+__global__ void FillIntKernel(int32_t* x, int64_t n, int32_t value) {
+  CUDA_GRID_STRIDE_LOOP(i, n) { x[i] = value; }
+}
+
+struct MinAndSum {
+  int64_t min;
+  int64_t sum;
+};
+
+struct ToMinAndSum {
+  __host__ __device__ MinAndSum operator()(int32_t x) const { return {x, x}; }
+};
+
+struct CombineMinAndSum {
+  __host__ __device__ MinAndSum operator()(const MinAndSum& a, const MinAndSum& b) const {
+    return {a.min < b.min ? a.min : b.min, a.sum + b.sum};
+  }
+};
+
+struct ToDouble {
+  __host__ __device__ double operator()(float x) const { return x; }
+};
+
+// The stochastic draw's weight of coordinate i (ResidualExchange::StochasticDraw).
+struct StochasticWeight {
+  const int32_t* last_sent;
+  const float* known;
+  int64_t iter;
+  double mean_known;
+  bool by_age_only;
+  __host__ __device__ double operator()(int64_t i) const {
+    const double waited = static_cast<double>(iter - last_sent[i]);
+    return by_age_only ? waited : waited * (known[i] + mean_known);
+  }
+};
+
+struct StochasticKeep {
+  StochasticWeight weight;
+  double scale;
+  uint64_t stream;
+  __host__ __device__ bool operator()(int32_t i) const {
+    const double p = scale * weight(i);
+    return CoordinateUniform(stream, i) < (p < 1.0 ? p : 1.0);
+  }
 };
 
 // Sorts x descending into workspace->sorted_keys and returns its (k-1)-th element.
@@ -261,8 +339,87 @@ void DeviceClearAt(const int32_t* indices, int64_t count, float* v, float* u) {
   CUDA_CHECK(cudaPeekAtLastError());
 }
 
-void DeviceClipAndAccumulate(float* g, int64_t n, float clip, float momentum, float* v, float* u,
+void DeviceRecordImportance(const float* applied, const float* w, const int32_t* indices,
+                            int64_t count, float epsilon, bool divide_by_weight, float* known) {
+  if (count <= 0) return;
+  MagnitudeImportanceKernel<<<CudaGridBlocks(count), kCudaThreads>>>(
+      applied, w, indices, count, epsilon, divide_by_weight, known);
+  CUDA_CHECK(cudaPeekAtLastError());
+}
+
+void DeviceMarkSent(const int32_t* indices, int64_t count, int32_t iter, int32_t* last_sent) {
+  if (count <= 0) return;
+  MarkSentKernel<<<CudaGridBlocks(count), kCudaThreads>>>(indices, count, iter, last_sent);
+  CUDA_CHECK(cudaPeekAtLastError());
+}
+
+void DeviceFillInt(int32_t* x, int64_t n, int32_t value) {
+  if (n <= 0) return;
+  FillIntKernel<<<CudaGridBlocks(n), kCudaThreads>>>(x, n, value);
+  CUDA_CHECK(cudaPeekAtLastError());
+}
+
+void DeviceMinAndSum(const int32_t* x, int64_t n, int64_t* min, int64_t* sum,
+                     DeviceSelectionWorkspace* ws) {
+  *min = 0;
+  *sum = 0;
+  if (n <= 0) return;
+  ws->scalars.Reserve(sizeof(MinAndSum));
+  MinAndSum* out = ws->scalars.as<MinAndSum>();
+  RunCub(&ws->cub_temp, [&](void* storage, size_t& bytes) {
+    return cub::DeviceReduce::TransformReduce(storage, bytes, x, out, n, CombineMinAndSum(),
+                                              ToMinAndSum(),
+                                              MinAndSum{std::numeric_limits<int64_t>::max(), 0});
+  });
+  const MinAndSum host = ReadBack(out);
+  *min = host.min;
+  *sum = host.sum;
+}
+
+int64_t DeviceStochasticDraw(const int32_t* last_sent, const float* known, int64_t n, int64_t iter,
+                             double expected, uint64_t stream, int32_t* indices,
                              DeviceSelectionWorkspace* ws) {
+  if (n <= 0 || expected <= 0) return 0;
+  CHECK_LE(n, std::numeric_limits<int32_t>::max()) << "blob too large for int32 indices";
+  ws->scalars.Reserve(sizeof(double) + sizeof(int64_t));
+  double* reduced = ws->scalars.as<double>();
+  // The host's formula with tree sums in double instead of running sums: the weights
+  // agree to far below the resolution of the 24-bit uniforms they are compared with.
+  RunCub(&ws->cub_temp, [&](void* storage, size_t& bytes) {
+    return cub::DeviceReduce::TransformReduce(storage, bytes, known, reduced, n, cub::Sum(),
+                                              ToDouble(), 0.0);
+  });
+  const double mean_known = ReadBack(reduced) / n;
+  StochasticWeight weight{last_sent, known, iter, mean_known, false};
+  auto weights = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), weight);
+  RunCub(&ws->cub_temp, [&](void* storage, size_t& bytes) {
+    return cub::DeviceReduce::Sum(storage, bytes, weights, reduced, n);
+  });
+  double total = ReadBack(reduced);
+  if (!(total > 0)) {
+    weight.by_age_only = true;
+    auto ages = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), weight);
+    RunCub(&ws->cub_temp, [&](void* storage, size_t& bytes) {
+      return cub::DeviceReduce::Sum(storage, bytes, ages, reduced, n);
+    });
+    total = ReadBack(reduced);
+  }
+  if (!(total > 0)) return 0;
+  int64_t* selected = reinterpret_cast<int64_t*>(ws->scalars.as<char>() + sizeof(double));
+  RunCub(&ws->cub_temp, [&](void* storage, size_t& bytes) {
+    return cub::DeviceSelect::If(storage, bytes, thrust::counting_iterator<int32_t>(0), indices,
+                                 selected, n, StochasticKeep{weight, expected / total, stream});
+  });
+  return ReadBack(selected);
+}
+
+void DeviceAnyFlagAsFloat(const int32_t* flags, int64_t count, float* out) {
+  FlagAsFloatKernel<<<1, 1>>>(flags, count, out);
+  CUDA_CHECK(cudaPeekAtLastError());
+}
+
+void DeviceClipAndAccumulate(float* g, int64_t n, float clip, float momentum, float* v, float* u,
+                             int32_t* not_finite, DeviceSelectionWorkspace* ws) {
   if (n <= 0) return;
   float scale = 1.f;
   if (clip > 0) {
@@ -274,7 +431,8 @@ void DeviceClipAndAccumulate(float* g, int64_t n, float clip, float momentum, fl
     const float norm = std::sqrt(static_cast<float>(squares));
     if (norm > clip) scale = clip / norm;
   }
-  ScaleAndAccumulateKernel<<<CudaGridBlocks(n), kCudaThreads>>>(g, n, scale, momentum, v, u);
+  ScaleAndAccumulateKernel<<<CudaGridBlocks(n), kCudaThreads>>>(g, n, scale, momentum, v, u,
+                                                                  not_finite);
   CUDA_CHECK(cudaPeekAtLastError());
 }
 

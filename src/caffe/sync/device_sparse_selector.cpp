@@ -7,12 +7,25 @@
 namespace caffe {
 
 void DeviceSparseSelector::FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                                          const vector<const float*>& residuals, float epsilon) {
+                                          const vector<const float*>& residuals, float epsilon,
+                                          bool divide_by_weight) {
   importance_.Reserve(total_ * sizeof(float));
   for (size_t j = 0; j < blobs.size(); ++j) {
-    DeviceImportance(residuals[blobs[j]], params[blobs[j]]->gpu_data(), sizes_[j], epsilon,
-                     importance_.as<float>() + offsets_[j]);
+    float* out = importance_.as<float>() + offsets_[j];
+    if (divide_by_weight) {
+      DeviceImportance(residuals[blobs[j]], params[blobs[j]]->gpu_data(), sizes_[j], epsilon, out);
+    } else {
+      DeviceAbs(residuals[blobs[j]], sizes_[j], out);
+    }
   }
+}
+
+void DeviceSparseSelector::Suppress(size_t j, const vector<int32_t>& indices) {
+  if (indices.empty()) return;
+  indices_.UploadVector(indices);
+  // Clearing v at those positions is exactly what is needed, applied to I.
+  DeviceClearAt(indices_.as<int32_t>(), static_cast<int64_t>(indices.size()),
+                importance_.as<float>() + offsets_[j], nullptr);
 }
 
 void DeviceSparseSelector::Sums(size_t j, double* sum, double* sum_squares) {

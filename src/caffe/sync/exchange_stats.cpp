@@ -28,10 +28,21 @@ void ExchangeStats::EndStep(int64_t elements, int64_t sent, int64_t bytes_sent,
     for (const BlobSelection& b : blobs_) {
       *csv_ << current_iter_ << ',' << b.name << ',' << b.elements << ',' << b.sent << ','
             << b.threshold << ',' << b.vmr << ',' << b.leader << ',' << b.index_bytes << ','
-            << density << '\n';
+            << density << ',' << b.max_age << ',' << b.mean_age << '\n';
     }
     *csv_ << current_iter_ << ",__step__," << elements << ',' << sent << ",0,0,-1," << bytes_sent
-          << ',' << density << '\n';
+          << ',' << density << ",0,0\n";
+    csv_->flush();
+  }
+}
+
+void ExchangeStats::AddSideBytes(int64_t bytes) {
+  window_bytes_ += bytes;
+  total_bytes_ += bytes;
+  if (last_density_ < 1.f) sparse_bytes_ += bytes;
+  if (csv_) {
+    *csv_ << current_iter_ << ",__statistics__,0,0,0,0,-1," << bytes << ',' << last_density_
+          << ",0,0\n";
     csv_->flush();
   }
 }
@@ -42,6 +53,7 @@ void ExchangeStats::ResetWindow() {
     window_seconds_[p] = 0;
   }
   window_steps_ = window_elements_ = window_sent_ = window_bytes_ = 0;
+  window_max_age_ = 0;
   window_dense_bytes_ = 0;
 }
 
@@ -49,7 +61,9 @@ void ExchangeStats::OpenCsv(const std::string& path) {
   csv_ = std::make_unique<std::ofstream>(path);
   CAFFE_REQUIRE(csv_->good()) << "-sync_stats " << path << ": cannot create file";
   // bytes: index bytes for a blob row, everything this rank sent for the __step__ row.
-  *csv_ << "iteration,blob,elements,sent,threshold,vmr,leader,bytes,density\n";
+  // age_max, age_mean: steps since a coordinate of the blob was last sent, after the
+  // step (0 for blobs sent whole).
+  *csv_ << "iteration,blob,elements,sent,threshold,vmr,leader,bytes,density,age_max,age_mean\n";
 }
 
 }  // namespace caffe

@@ -26,6 +26,25 @@ void GradientExchange::BroadcastInitialWeights(const vector<Blob*>& params) {
   comm_->mutable_stats().Clear();
 }
 
+void GradientExchange::AverageOverRanks(const vector<Blob*>& blobs) {
+  const int n = comm_->size();
+  if (n == 1) return;
+  int64_t total = 0;
+  for (const Blob* b : blobs) total += b->count();
+  vector<float> values;
+  values.reserve(total);
+  for (const Blob* b : blobs) values.insert(values.end(), b->cpu_data(), b->cpu_data() + b->count());
+  const int64_t before = BytesSentSoFar();
+  if (total > 0) comm_->AllReduceSum(values.data(), total);
+  stats_.AddSideBytes(BytesSentSoFar() - before);
+  const float inv = 1.f / n;
+  int64_t pos = 0;
+  for (Blob* b : blobs) {
+    float* data = b->mutable_cpu_data();
+    for (int64_t i = 0; i < b->count(); ++i) data[i] = values[pos++] * inv;
+  }
+}
+
 SolverAction GradientExchange::AgreeOnAction(SolverAction local) {
   if (comm_->size() == 1) return local;
   // One small all-reduce carries both requests; STOP wins over SNAPSHOT.
@@ -64,7 +83,16 @@ std::string GradientExchange::Summary() const {
                 1e3 * s.window_seconds(ExchangeStats::BROADCAST) / steps,
                 1e3 * s.window_seconds(ExchangeStats::ALLREDUCE) / steps,
                 1e3 * s.window_seconds(ExchangeStats::SCATTER) / steps);
-  return line;
+  int64_t max_age = 0;
+  double mean_age = 0;
+  CurrentAge(&max_age, &mean_age);
+  std::string out = line;
+  if (max_age > 0) {
+    std::snprintf(line, sizeof(line), ", age max %lld mean %.1f", static_cast<long long>(max_age),
+                  mean_age);
+    out += line;
+  }
+  return out;
 }
 
 void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
@@ -77,10 +105,19 @@ void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
   CAFFE_REQUIRE(p.warmup_iter() >= 0) << where << "warmup_iter must not be negative";
   CAFFE_REQUIRE(p.density_schedule_iter() > 0) << where << "density_schedule_iter must be positive";
   CAFFE_REQUIRE(p.bucket_size_mb() > 0) << where << "bucket_size_mb must be positive";
-  CAFFE_REQUIRE(p.epsilon() >= 0) << where << "epsilon must not be negative";
+  // epsilon 0 would make a zero weight's importance infinite (or NaN for a zero
+  // residual), which no threshold can rank.
+  CAFFE_REQUIRE(p.epsilon() > 0 && std::isfinite(p.epsilon()))
+      << where << "epsilon must be > 0, found " << p.epsilon();
   CAFFE_REQUIRE(p.clip_norm() >= 0) << where << "clip_norm must not be negative";
-  CAFFE_REQUIRE(p.random_fraction() >= 0 && p.random_fraction() < 1)
-      << where << "random_fraction must lie in [0, 1), found " << p.random_fraction();
+  CAFFE_REQUIRE(p.stochastic_fraction() >= 0 && p.stochastic_fraction() < 1)
+      << where << "stochastic_fraction must lie in [0, 1), found " << p.stochastic_fraction();
+  CAFFE_REQUIRE(p.max_dense_share() >= 0 && p.max_dense_share() <= 1)
+      << where << "max_dense_share must lie in [0, 1], found " << p.max_dense_share();
+  CAFFE_REQUIRE(p.leader() != SyncParameter::PER_LAYER || p.layer_wise() ||
+                p.method() != SyncParameter::IWP)
+      << where << "leader: PER_LAYER needs layer_wise: true (one global threshold needs every "
+                  "blob's importance on one rank)";
   CAFFE_REQUIRE(p.sample_fraction() > 0 && p.sample_fraction() <= 1)
       << where << "sample_fraction must lie in (0, 1], found " << p.sample_fraction();
   CAFFE_REQUIRE(p.min_layer_size() >= 0) << where << "min_layer_size must not be negative";

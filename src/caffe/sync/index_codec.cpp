@@ -140,4 +140,44 @@ int64_t DecodeIndices(const char* data, int64_t available, SyncParameter::IndexE
   return bytes;
 }
 
+namespace {
+// The encoding byte's value for a record without indices: the leader's importance
+// was not finite.
+constexpr uint8_t kNonFiniteMark = 0xff;
+}  // namespace
+
+void AppendBlobIndexRecord(const BlobIndexRecord& record, int64_t n,
+                           SyncParameter::IndexEncoding requested, std::string* out) {
+  const SyncParameter::IndexEncoding encoding = ChooseIndexEncoding(requested, record.indices, n);
+  const uint8_t mark = record.non_finite ? kNonFiniteMark : static_cast<uint8_t>(encoding);
+  const int64_t count = record.non_finite ? 0 : static_cast<int64_t>(record.indices.size());
+  out->append(reinterpret_cast<const char*>(&record.threshold), 4);
+  out->append(reinterpret_cast<const char*>(&record.vmr), 4);
+  out->append(reinterpret_cast<const char*>(&mark), 1);
+  out->append(reinterpret_cast<const char*>(&count), 8);
+  if (!record.non_finite) EncodeIndices(record.indices, n, encoding, out);
+}
+
+int64_t ReadBlobIndexRecord(const char* data, int64_t available, int64_t n, BlobIndexRecord* record) {
+  CAFFE_REQUIRE(available >= kBlobIndexHeaderBytes)
+      << "index message truncated: " << available << " bytes left, a record header needs "
+      << kBlobIndexHeaderBytes;
+  uint8_t mark = 0;
+  int64_t count = 0;
+  std::memcpy(&record->threshold, data, 4);
+  std::memcpy(&record->vmr, data + 4, 4);
+  std::memcpy(&mark, data + 8, 1);
+  std::memcpy(&count, data + 9, 8);
+  record->non_finite = mark == kNonFiniteMark;
+  record->indices.clear();
+  if (record->non_finite) return kBlobIndexHeaderBytes;
+  CAFFE_REQUIRE(SyncParameter::IndexEncoding_IsValid(mark) && mark != SyncParameter::AUTO)
+      << "index message corrupt: unknown encoding " << static_cast<int>(mark);
+  CAFFE_REQUIRE(count >= 0 && count <= n)
+      << "index message corrupt: " << count << " indices for a blob of " << n;
+  return kBlobIndexHeaderBytes +
+         DecodeIndices(data + kBlobIndexHeaderBytes, available - kBlobIndexHeaderBytes,
+                       static_cast<SyncParameter::IndexEncoding>(mark), count, n, &record->indices);
+}
+
 }  // namespace caffe

@@ -18,14 +18,17 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Salt that separates the random extras' stream from the leader's.
-constexpr uint64_t kExtrasSalt = 0x5a1e5ull;
-
-// Message layout, per blob the leader owns, in blob order:
-//   float threshold, float vmr, uint8 encoding, int64 count, encoded indices.
-constexpr size_t kBlobHeaderBytes = 4 + 4 + 1 + 8;
+// Salt of the sampled-threshold positions' stream.
+constexpr uint64_t kSampleSalt = 0x5a3b1eull;
 
 }  // namespace
+
+IwpExchange::IwpExchange(const SyncParameter& param, std::shared_ptr<Communicator> comm)
+    : ResidualExchange(param, std::move(comm)) {
+  if (param_.method() == SyncParameter::IWP && param_.stochastic_fraction() > 0) {
+    TrackKnownImportance();
+  }
+}
 
 vector<int64_t> IwpExchange::SplitBudget(const vector<int64_t>& sizes, const vector<double>& vmr,
                                          int64_t budget, double exponent) {
@@ -150,52 +153,55 @@ SelectionKernels& IwpExchange::Kernels() {
   return *host_kernels_;
 }
 
-void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, float density,
-                                const vector<bool>& mine, vector<BlobChoice>* choices) {
-  const size_t m = params.size();
+void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, int64_t budget,
+                                const vector<int64_t>& shared_budgets, const vector<bool>& mine,
+                                const vector<vector<int32_t>>& drawn,
+                                vector<BlobIndexRecord>* choices) {
   const bool fixed = param_.method() == SyncParameter::FIXED_THRESHOLD;
-  // Importance and its VMR for every sparse blob: the budget split needs them all,
-  // even where another rank leads.
-  vector<size_t> sparse;
+  // The blobs this rank leads; from here on blob j of `led` is j to the kernels.
+  vector<size_t> led;
   vector<int64_t> sizes;
-  bool lead_some = false, lead_all = true;
-  for (size_t b = 0; b < m; ++b) {
-    if (IsDenseBlob(*params[b])) continue;
-    lead_some |= mine[b];
-    lead_all &= mine[b];
-  }
-  const bool need_all = !fixed && lead_some && !lead_all;
-  for (size_t b = 0; b < m; ++b) {
-    if (IsDenseBlob(*params[b])) continue;
-    if (!mine[b] && !need_all) continue;
-    sparse.push_back(b);
+  for (size_t b = 0; b < params.size(); ++b) {
+    if (IsDenseBlob(b) || !mine[b]) continue;
+    led.push_back(b);
     sizes.push_back(params[b]->count());
   }
-  // From here on blob j of `sparse` is j to the kernels.
+  if (led.empty()) return;
   SelectionKernels& kernels = Kernels();
-  vector<const float*> residuals(m, nullptr);
-  for (size_t b : sparse) residuals[b] = ResidualData(b);
-  kernels.ComputeImportance(params, sparse, residuals, param_.epsilon());
-  vector<double> vmrs;
-  for (size_t j = 0; j < sparse.size(); ++j) {
+  vector<const float*> residuals(params.size(), nullptr);
+  for (size_t b : led) residuals[b] = ResidualData(b);
+  kernels.ComputeImportance(params, led, residuals, param_.epsilon(),
+                            param_.score() == SyncParameter::IMPORTANCE);
+  vector<double> vmrs(led.size());
+  bool all_finite = true;
+  for (size_t j = 0; j < led.size(); ++j) {
     double sum = 0, sum_squares = 0;
     kernels.Sums(j, &sum, &sum_squares);
-    vmrs.push_back(VarianceToMean(sum, sum_squares, sizes[j]));
+    BlobIndexRecord& c = (*choices)[led[j]];
+    // A NaN or Inf anywhere in the residual (or the weights) shows in the sums. The
+    // leader must not stop alone (the others would wait for its message for ever):
+    // it says so in the message instead, and every rank stops on reading it.
+    c.non_finite = !std::isfinite(sum) || !std::isfinite(sum_squares);
+    all_finite &= !c.non_finite;
+    vmrs[j] = c.non_finite ? 0 : VarianceToMean(sum, sum_squares, sizes[j]);
+    c.vmr = static_cast<float>(vmrs[j]);
+  }
+  if (!all_finite) return;
+  // The stochastic update's coordinates travel anyway: the leader's choice passes
+  // over them (the VMRs above still describe the whole blob).
+  for (size_t j = 0; j < led.size(); ++j) {
+    if (!drawn[led[j]].empty()) kernels.Suppress(j, drawn[led[j]]);
   }
   if (fixed) {
-    for (size_t j = 0; j < sparse.size(); ++j) {
-      const size_t b = sparse[j];
-      if (!mine[b]) continue;
-      BlobChoice& c = (*choices)[b];
+    for (size_t j = 0; j < led.size(); ++j) {
+      BlobIndexRecord& c = (*choices)[led[j]];
       c.threshold = param_.fixed_threshold();
-      c.vmr = static_cast<float>(vmrs[j]);
       c.indices = kernels.SelectAtLeast(j, c.threshold);
     }
     return;
   }
   int64_t total = 0;
   for (int64_t n : sizes) total += n;
-  const int64_t budget = std::max<int64_t>(1, static_cast<int64_t>(std::llround(density * total)));
 
   if (!param_.layer_wise()) {
     // One threshold for all sparse blobs: the budget-th largest importance overall.
@@ -203,42 +209,79 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, float den
     if (param_.threshold_mode() == SyncParameter::SAMPLED) {
       const int64_t samples = std::max<int64_t>(1, static_cast<int64_t>(param_.sample_fraction() * total));
       const vector<int64_t> positions =
-          SamplePositions(SharedHash(param_.seed(), iter, -1, 0x5a3b1eull), total, samples);
+          SamplePositions(SharedHash(param_.seed(), iter, -1, kSampleSalt), total, samples);
       const int64_t k_sample = std::max<int64_t>(1, static_cast<int64_t>(std::llround(double(budget) / total * samples)));
       threshold = kernels.KthLargestAt(kernels.All(), positions, std::min(k_sample, samples));
     } else {
-      threshold = kernels.KthLargest(kernels.All(), std::min(budget, total));
+      threshold = kernels.KthLargest(kernels.All(), std::min(std::max<int64_t>(budget, 1), total));
     }
-    for (size_t j = 0; j < sparse.size(); ++j) {
-      const size_t b = sparse[j];
-      if (!mine[b]) continue;
-      BlobChoice& c = (*choices)[b];
+    for (size_t j = 0; j < led.size(); ++j) {
+      BlobIndexRecord& c = (*choices)[led[j]];
       c.threshold = threshold;
-      c.vmr = static_cast<float>(vmrs[j]);
       c.indices = kernels.SelectAtLeast(j, threshold);
     }
     return;
   }
 
-  const vector<int64_t> k = SplitBudget(sizes, vmrs, budget, param_.vmr_exponent());
-  for (size_t j = 0; j < sparse.size(); ++j) {
-    const size_t b = sparse[j];
-    if (!mine[b]) continue;
-    BlobChoice& c = (*choices)[b];
-    c.vmr = static_cast<float>(vmrs[j]);
+  const vector<int64_t> k =
+      shared_budgets.empty() ? SplitBudget(sizes, vmrs, budget, param_.vmr_exponent()) : vector<int64_t>();
+  for (size_t j = 0; j < led.size(); ++j) {
+    const size_t b = led[j];
+    BlobIndexRecord& c = (*choices)[b];
     const int64_t n = sizes[j];
+    const int64_t k_blob = shared_budgets.empty() ? k[j] : shared_budgets[b];
+    if (k_blob <= 0) continue;
     if (param_.threshold_mode() == SyncParameter::SAMPLED) {
       // Estimate the (1 - k/n) quantile from a sample instead of selecting over all n.
       const int64_t samples = std::max<int64_t>(1, static_cast<int64_t>(param_.sample_fraction() * n));
       const vector<int64_t> positions =
-          SamplePositions(SharedHash(param_.seed(), iter, static_cast<int64_t>(b), 0x5a3b1eull), n, samples);
-      const int64_t k_sample = std::max<int64_t>(1, static_cast<int64_t>(std::llround(double(k[j]) / n * samples)));
+          SamplePositions(SharedHash(param_.seed(), iter, static_cast<int64_t>(b), kSampleSalt), n, samples);
+      const int64_t k_sample = std::max<int64_t>(1, static_cast<int64_t>(std::llround(double(k_blob) / n * samples)));
       c.threshold = kernels.KthLargestAt(kernels.Span(j), positions, std::min(k_sample, samples));
       c.indices = kernels.SelectAtLeast(j, c.threshold);
     } else {
-      c.indices = kernels.SelectTopK(j, k[j], &c.threshold);
+      c.indices = kernels.SelectTopK(j, k_blob, &c.threshold);
+      // Fewer than k coordinates hold anything: send those, not zeros.
+      if (c.threshold <= 0.f && !c.indices.empty()) c.indices = kernels.SelectAtLeast(j, 0.f);
     }
   }
+}
+
+vector<int64_t> IwpExchange::BroadcastChoices(int iter, const vector<Blob*>& params,
+                                              const vector<int>& leader,
+                                              vector<BlobIndexRecord>* choices) {
+  const size_t m = params.size();
+  const int me = comm_->rank();
+  vector<int64_t> record_bytes(m, 0);
+  // One message per leader rank holding all its blobs, in blob order.
+  for (int root = 0; root < comm_->size(); ++root) {
+    vector<size_t> led;
+    for (size_t b = 0; b < m; ++b) if (leader[b] == root) led.push_back(b);
+    if (led.empty()) continue;
+    std::string message;
+    if (root == me) {
+      for (size_t b : led) AppendBlobIndexRecord((*choices)[b], params[b]->count(), param_.index_encoding(), &message);
+    }
+    BroadcastMessage(&message, root);
+    int64_t pos = 0;
+    for (size_t b : led) {
+      const int64_t bytes = ReadBlobIndexRecord(message.data() + pos, static_cast<int64_t>(message.size()) - pos,
+                                                params[b]->count(), &(*choices)[b]);
+      record_bytes[b] = bytes;
+      pos += bytes;
+    }
+    CAFFE_REQUIRE(pos == static_cast<int64_t>(message.size()))
+        << "index message from rank " << root << " has " << message.size() - pos << " trailing bytes";
+  }
+  for (size_t b = 0; b < m; ++b) {
+    if (leader[b] < 0 || !(*choices)[b].non_finite) continue;
+    ErrorBuilder() << "sync (" << method_name() << "): iteration " << iter << ": the importance of blob '"
+                   << (b < param_names_.size() ? param_names_[b] : std::to_string(b)) << "' on rank "
+                   << leader[b] << " (its leader) is not finite: NaN or Inf in its accumulated "
+                   << "gradient or its weights (lower base_lr, or set clip_gradients or "
+                   << "sync_param.clip_norm)";
+  }
+  return record_bytes;
 }
 
 int64_t IwpExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float density) {
@@ -246,84 +289,82 @@ int64_t IwpExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float
   const int n_ranks = comm_->size();
   const int me = comm_->rank();
   const bool per_layer = param_.leader() == SyncParameter::PER_LAYER;
+  const bool fixed = param_.method() == SyncParameter::FIXED_THRESHOLD;
 
   // 6. Leaders, from the shared seed: no message needed to agree on them.
   vector<int> leader(m, -1);
   vector<bool> mine(m, false);
+  vector<int64_t> sparse_sizes;
+  int64_t sparse_total = 0;
   for (size_t b = 0; b < m; ++b) {
-    if (IsDenseBlob(*params[b])) continue;
+    if (IsDenseBlob(b)) continue;
     leader[b] = LeaderFor(param_.seed(), iter, per_layer ? static_cast<int64_t>(b) : -1, n_ranks);
     mine[b] = leader[b] == me;
+    sparse_sizes.push_back(params[b]->count());
+    sparse_total += params[b]->count();
+  }
+  const int64_t budget = std::max<int64_t>(1, std::llround(static_cast<double>(density) * sparse_total));
+
+  // 10. The stochastic update's draw, on every rank alike: part of the budget for
+  // coordinates that have waited long or mattered when last sent.
+  auto start = std::chrono::steady_clock::now();
+  vector<vector<int32_t>> drawn(m);
+  int64_t drawn_total = 0;
+  if (!fixed && param_.stochastic_fraction() > 0) {
+    for (size_t b = 0; b < m; ++b) {
+      if (IsDenseBlob(b)) continue;
+      drawn[b] = StochasticDraw(b, param_.stochastic_fraction() * density * params[b]->count());
+      drawn_total += static_cast<int64_t>(drawn[b].size());
+    }
+  }
+  const int64_t leader_budget = std::max<int64_t>(0, budget - drawn_total);
+
+  // PER_LAYER: every rank splits the budget alike, by the VMRs the last step's
+  // messages carried, so that each leader needs only its own blobs' importances.
+  vector<int64_t> shared_budgets;
+  if (per_layer && !fixed && param_.layer_wise()) {
+    vector<double> vmrs(sparse_sizes.size(), 1.0);
+    if (last_vmr_.size() == vmrs.size()) vmrs = last_vmr_;
+    const vector<int64_t> split = SplitBudget(sparse_sizes, vmrs, leader_budget, param_.vmr_exponent());
+    shared_budgets.assign(m, 0);
+    size_t j = 0;
+    for (size_t b = 0; b < m; ++b) {
+      if (!IsDenseBlob(b)) shared_budgets[b] = split[j++];
+    }
   }
 
   // 4-5. The leader's selection.
-  auto start = std::chrono::steady_clock::now();
-  vector<BlobChoice> choices(m);
+  vector<BlobIndexRecord> choices(m);
   if (std::find(mine.begin(), mine.end(), true) != mine.end()) {
-    ChooseIndices(iter, params, density, mine, &choices);
+    ChooseIndices(iter, params, leader_budget, shared_budgets, mine, drawn, &choices);
   }
   stats_.AddTime(ExchangeStats::SELECT, SecondsSince(start));
 
-  // 7. Index broadcast, one message per leader rank holding all its blobs (over NCCL
-  // in GPU mode when NCCL carries the values).
+  // 7. Index broadcast (over NCCL in GPU mode when NCCL carries the values).
   start = std::chrono::steady_clock::now();
-  vector<Selection> selections(m);
-  vector<int64_t> index_bytes(m, 0);
-  for (int root = 0; root < n_ranks; ++root) {
-    vector<size_t> led;
-    for (size_t b = 0; b < m; ++b) if (leader[b] == root) led.push_back(b);
-    if (led.empty()) continue;
-    std::string message;
-    if (root == me) {
-      for (size_t b : led) {
-        const BlobChoice& c = choices[b];
-        const int64_t count = static_cast<int64_t>(c.indices.size());
-        const auto encoding = ChooseIndexEncoding(param_.index_encoding(), c.indices, params[b]->count());
-        const uint8_t enc = static_cast<uint8_t>(encoding);
-        message.append(reinterpret_cast<const char*>(&c.threshold), 4);
-        message.append(reinterpret_cast<const char*>(&c.vmr), 4);
-        message.append(reinterpret_cast<const char*>(&enc), 1);
-        message.append(reinterpret_cast<const char*>(&count), 8);
-        EncodeIndices(c.indices, params[b]->count(), encoding, &message);
-      }
-    }
-    BroadcastMessage(&message, root);
-    size_t pos = 0;
-    for (size_t b : led) {
-      BlobChoice& c = choices[b];
-      const size_t blob_start = pos;
-      CAFFE_REQUIRE(pos + kBlobHeaderBytes <= message.size()) << "index message from rank " << root << " truncated";
-      uint8_t enc = 0;
-      int64_t count = 0;
-      std::memcpy(&c.threshold, message.data() + pos, 4);
-      std::memcpy(&c.vmr, message.data() + pos + 4, 4);
-      std::memcpy(&enc, message.data() + pos + 8, 1);
-      std::memcpy(&count, message.data() + pos + 9, 8);
-      pos += kBlobHeaderBytes;
-      pos += DecodeIndices(message.data() + pos, static_cast<int64_t>(message.size() - pos),
-                           static_cast<SyncParameter::IndexEncoding>(enc), count,
-                           params[b]->count(), &selections[b].indices);
-      index_bytes[b] = static_cast<int64_t>(pos - blob_start);
+  const vector<int64_t> index_bytes = BroadcastChoices(iter, params, leader, &choices);
+  stats_.AddTime(ExchangeStats::BROADCAST, SecondsSince(start));
+  if (per_layer) {
+    last_vmr_.clear();
+    for (size_t b = 0; b < m; ++b) {
+      if (!IsDenseBlob(b)) last_vmr_.push_back(choices[b].vmr);
     }
   }
-  stats_.AddTime(ExchangeStats::BROADCAST, SecondsSince(start));
 
-  // 10. Shared-seed random extras join on every rank alike.
+  // The leader's choice and the draw are disjoint; together they travel.
   start = std::chrono::steady_clock::now();
+  vector<Selection> selections(m);
   for (size_t b = 0; b < m; ++b) {
-    if (IsDenseBlob(*params[b])) {
+    if (IsDenseBlob(b)) {
       selections[b].all = true;
       continue;
     }
-    if (param_.random_fraction() > 0) {
-      const int64_t n = params[b]->count();
-      const int64_t extra = static_cast<int64_t>(param_.random_fraction() * n);
-      vector<int32_t> random = SharedRandomSubset(param_.seed(), iter, static_cast<int64_t>(b), n, extra, kExtrasSalt);
-      vector<int32_t> merged;
-      merged.reserve(selections[b].indices.size() + random.size());
-      std::set_union(selections[b].indices.begin(), selections[b].indices.end(), random.begin(),
-                     random.end(), std::back_inserter(merged));
-      selections[b].indices.swap(merged);
+    if (drawn[b].empty()) {
+      selections[b].indices.swap(choices[b].indices);
+    } else {
+      selections[b].indices.reserve(choices[b].indices.size() + drawn[b].size());
+      std::merge(choices[b].indices.begin(), choices[b].indices.end(), drawn[b].begin(), drawn[b].end(),
+                 std::back_inserter(selections[b].indices));
     }
   }
   stats_.AddTime(ExchangeStats::SELECT, SecondsSince(start));
@@ -342,6 +383,26 @@ int64_t IwpExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float
     stats_.AddBlob(s);
   }
   return sent;
+}
+
+std::string IwpExchange::SaveMethodState() const {
+  std::string out;
+  const uint64_t count = last_vmr_.size();
+  out.append(reinterpret_cast<const char*>(&count), 8);
+  out.append(reinterpret_cast<const char*>(last_vmr_.data()), 8 * count);
+  return out;
+}
+
+void IwpExchange::RestoreMethodState(const std::string& state) {
+  last_vmr_.clear();
+  if (state.empty()) return;
+  uint64_t count = 0;
+  CAFFE_REQUIRE(state.size() >= 8) << "sync state: IWP section truncated";
+  std::memcpy(&count, state.data(), 8);
+  CAFFE_REQUIRE(state.size() == 8 + 8 * count) << "sync state: IWP section has " << state.size()
+                                               << " bytes, expected " << 8 + 8 * count;
+  last_vmr_.resize(count);
+  std::memcpy(last_vmr_.data(), state.data() + 8, 8 * count);
 }
 
 }  // namespace caffe

@@ -11,7 +11,7 @@ int64_t RandomkExchange::ExchangeSparse(int iter, const vector<Blob*>& params, f
   const auto start = std::chrono::steady_clock::now();
   vector<Selection> selections(params.size());
   for (size_t b = 0; b < params.size(); ++b) {
-    if (IsDenseBlob(*params[b])) {
+    if (IsDenseBlob(b)) {
       selections[b].all = true;
       continue;
     }

@@ -7,8 +7,11 @@
 
 #ifdef USE_CUDA
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <vector>
+
 
 #include "caffe/util/device_alternate.hpp"
 #include "caffe/util/math_functions.hpp"
@@ -26,9 +29,13 @@ double ResidualExchange::DeviceSecondsSince(std::chrono::steady_clock::time_poin
 void ResidualExchange::UploadState() {
   device_residual_.resize(residual_.size());
   device_velocity_.resize(residual_.size());
+  device_last_sent_.resize(residual_.size());
+  device_known_importance_.resize(known_importance_.size());
   for (size_t b = 0; b < residual_.size(); ++b) {
     device_residual_[b].UploadVector(residual_[b]);
     if (momentum_correction_) device_velocity_[b].UploadVector(velocity_[b]);
+    device_last_sent_[b].UploadVector(last_sent_[b]);
+    if (!known_importance_.empty()) device_known_importance_[b].UploadVector(known_importance_[b]);
   }
   device_behind_ = false;
   host_behind_ = false;
@@ -36,10 +43,14 @@ void ResidualExchange::UploadState() {
 
 void ResidualExchange::ClipAndAccumulateOnDevice(const vector<Blob*>& params) {
   const float clip = LocalClipNorm();
+  // One flag per blob, read only when some rank reports a non-finite residual.
+  device_health_.Reserve(std::max<size_t>(params.size(), 1) * sizeof(int32_t));
+  CUDA_CHECK(cudaMemset(device_health_.data(), 0, params.size() * sizeof(int32_t)));
   for (size_t b = 0; b < params.size(); ++b) {
     float* u = momentum_correction_ ? device_velocity_[b].as<float>() : nullptr;
     DeviceClipAndAccumulate(params[b]->mutable_gpu_diff(), params[b]->count(), clip, momentum_,
-                            device_residual_[b].as<float>(), u, &device_workspace_);
+                            device_residual_[b].as<float>(), u,
+                            device_health_.as<int32_t>() + b, &device_workspace_);
   }
   host_behind_ = true;
 }
@@ -63,8 +74,10 @@ int64_t ResidualExchange::ReduceSelectedOnDevice(const vector<Blob*>& params,
     }
   }
   device_indices_.UploadVector(all_indices);
-  device_values_.Reserve(total * sizeof(float));
+  // One more value after the gradients: how many ranks hold a non-finite residual.
+  device_values_.Reserve((total + 1) * sizeof(float));
   float* values = device_values_.as<float>();
+  DeviceAnyFlagAsFloat(device_health_.as<int32_t>(), static_cast<int64_t>(m), values + total);
   const int32_t* indices = device_indices_.as<int32_t>();
   int64_t pos = 0;
   for (size_t b = 0; b < m; ++b) {
@@ -81,35 +94,95 @@ int64_t ResidualExchange::ReduceSelectedOnDevice(const vector<Blob*>& params,
   stats_.AddTime(ExchangeStats::SCATTER, DeviceSecondsSince(start));
 
   start = std::chrono::steady_clock::now();
-  AllReduceOnDevice(values, total);
+  AllReduceOnDevice(values, total + 1);
   stats_.AddTime(ExchangeStats::ALLREDUCE, DeviceSecondsSince(start));
+  float ranks_not_finite = 0;
+  CUDA_CHECK(cudaMemcpy(&ranks_not_finite, values + total, sizeof(float), cudaMemcpyDeviceToHost));
+  if (ranks_not_finite > 0) {
+    const vector<int32_t> flags = device_health_.DownloadVector<int32_t>(m);
+    nonfinite_blob_ = -1;
+    for (size_t b = 0; b < m && nonfinite_blob_ < 0; ++b) {
+      if (flags[b]) nonfinite_blob_ = static_cast<int>(b);
+    }
+    CheckResidualsFinite(ranks_not_finite);
+  }
 
   start = std::chrono::steady_clock::now();
+  // One reduction tells whether every summed value is finite (a NaN or Inf makes the
+  // double sums non-finite); only then is the culprit looked for blob by blob. The
+  // values are the same on every rank, so every rank stops alike.
+  double sum = 0, squares = 0;
+  DeviceSumAndSquares(values, total, &sum, &squares, &device_workspace_);
+  if (!std::isfinite(sum) || !std::isfinite(squares)) {
+    const vector<float> host = device_values_.DownloadVector<float>(total);
+    pos = 0;
+    for (size_t b = 0; b < m; ++b) {
+      const int64_t count = selections[b].all ? params[b]->count()
+                                              : static_cast<int64_t>(selections[b].indices.size());
+      CheckFinite(b, host.data() + pos, count);
+      pos += count;
+    }
+  }
   const float inv = 1.f / comm_->size();
+  const bool divide = param_.score() != SyncParameter::MAGNITUDE;
   pos = 0;
   for (size_t b = 0; b < m; ++b) {
     const int64_t n = params[b]->count();
     float* diff = params[b]->mutable_gpu_diff();
     float* v = device_residual_[b].as<float>();
+    float* known = known_importance_.empty() ? nullptr : device_known_importance_[b].as<float>();
     if (selections[b].all) {
       // diff = sum * (1/N): one rounding, as on the host.
       math::gpu_copy(n, values + pos, diff);
       math::gpu_scal(n, inv, diff);
       // Sent whole: v is cleared, u carries on (see ReduceSelected).
       math::gpu_set(n, 0.f, v);
+      DeviceFillInt(device_last_sent_[b].as<int32_t>(), n, current_iter());
+      if (known) {
+        DeviceRecordImportance(diff, params[b]->gpu_data(), nullptr, n, param_.epsilon(), divide,
+                               known);
+      }
       pos += n;
     } else {
       const int64_t k = static_cast<int64_t>(selections[b].indices.size());
+      const int32_t* at = indices + index_start[b];
       math::gpu_set(n, 0.f, diff);
-      DeviceScatter(values + pos, indices + index_start[b], k, inv, diff);
+      DeviceScatter(values + pos, at, k, inv, diff);
       float* u = momentum_correction_ ? device_velocity_[b].as<float>() : nullptr;
-      DeviceClearAt(indices + index_start[b], k, v, u);
+      DeviceClearAt(at, k, v, u);
+      DeviceMarkSent(at, k, current_iter(), device_last_sent_[b].as<int32_t>());
+      if (known) DeviceRecordImportance(diff, params[b]->gpu_data(), at, k, param_.epsilon(), divide, known);
       pos += k;
     }
   }
   host_behind_ = true;
   stats_.AddTime(ExchangeStats::SCATTER, DeviceSecondsSince(start));
   return total;
+}
+
+void ResidualExchange::MarkSentOnDevice(size_t b, const int32_t* indices, int64_t count) {
+  CHECK(on_device_);
+  host_behind_ = true;
+  DeviceMarkSent(indices, count, current_iter(), device_last_sent_[b].as<int32_t>());
+}
+
+vector<int32_t> ResidualExchange::StochasticDrawOnDevice(size_t b, double expected,
+                                                         uint64_t stream) {
+  const int64_t n = static_cast<int64_t>(residual_[b].size());
+  device_indices_.Reserve(std::max<int64_t>(n, 1) * sizeof(int32_t));
+  const int64_t count = DeviceStochasticDraw(
+      device_last_sent_[b].as<int32_t>(), device_known_importance_[b].as<float>(), n,
+      current_iter(), expected, stream, device_indices_.as<int32_t>(), &device_workspace_);
+  return device_indices_.DownloadVector<int32_t>(static_cast<size_t>(count));
+}
+
+void ResidualExchange::LastSentMinAndSumOnDevice(size_t b, int64_t* min, double* sum) const {
+  auto* workspace = const_cast<DeviceSelectionWorkspace*>(&device_workspace_);
+  int64_t total = 0;
+  DeviceMinAndSum(device_last_sent_[b].as<int32_t>(), static_cast<int64_t>(last_sent_[b].size()), min,
+                  &total, workspace);
+  if (last_sent_[b].empty()) *min = current_iter_;
+  *sum = static_cast<double>(total);
 }
 
 float* ResidualExchange::MutableDeviceResidual(size_t b) {

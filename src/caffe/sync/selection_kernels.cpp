@@ -12,7 +12,8 @@
 namespace caffe {
 
 void SelectionKernels::ComputeImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                                         const vector<const float*>& residuals, float epsilon) {
+                                         const vector<const float*>& residuals, float epsilon,
+                                         bool divide_by_weight) {
   offsets_.clear();
   sizes_.clear();
   total_ = 0;
@@ -21,7 +22,7 @@ void SelectionKernels::ComputeImportance(const vector<Blob*>& params, const vect
     sizes_.push_back(params[b]->count());
     total_ += params[b]->count();
   }
-  FillImportance(params, blobs, residuals, epsilon);
+  FillImportance(params, blobs, residuals, epsilon, divide_by_weight);
 }
 
 float VarianceToMean(double sum, double sum_squares, int64_t n) {
@@ -41,17 +42,29 @@ vector<int64_t> SamplePositions(uint64_t seed, int64_t n, int64_t samples) {
 }
 
 void HostSelectionKernels::FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                                          const vector<const float*>& residuals, float epsilon) {
+                                          const vector<const float*>& residuals, float epsilon,
+                                          bool divide_by_weight) {
   importance_.resize(total_);
   for (size_t j = 0; j < blobs.size(); ++j) {
     const float* w = params[blobs[j]]->cpu_data();
     const float* v = residuals[blobs[j]];
     float* out = importance_.data() + offsets_[j];
     const float eps = epsilon;
-    ParallelFor(sizes_[j], [=](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) out[i] = std::fabs(v[i]) / (std::fabs(w[i]) + eps);
-    });
+    if (divide_by_weight) {
+      ParallelFor(sizes_[j], [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) out[i] = std::fabs(v[i]) / (std::fabs(w[i]) + eps);
+      });
+    } else {
+      ParallelFor(sizes_[j], [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) out[i] = std::fabs(v[i]);
+      });
+    }
   }
+}
+
+void HostSelectionKernels::Suppress(size_t j, const vector<int32_t>& indices) {
+  float* x = importance_.data() + offsets_[j];
+  for (int32_t i : indices) x[i] = 0.f;
 }
 
 void HostSelectionKernels::Sums(size_t j, double* sum, double* sum_squares) {
@@ -90,7 +103,7 @@ vector<int32_t> HostSelectionKernels::SelectAtLeast(size_t j, float threshold) {
   vector<int32_t> out;
   const float* x = importance_.data() + offsets_[j];
   for (int64_t i = 0; i < sizes_[j]; ++i) {
-    if (x[i] >= threshold) out.push_back(static_cast<int32_t>(i));
+    if (x[i] >= threshold && x[i] > 0.f) out.push_back(static_cast<int32_t>(i));
   }
   return out;
 }

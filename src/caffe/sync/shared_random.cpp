@@ -6,15 +6,6 @@
 
 namespace caffe {
 
-namespace {
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-}  // namespace
-
 uint64_t SharedHash(uint64_t seed, int64_t iter, int64_t blob, uint64_t salt) {
   uint64_t h = SplitMix64(seed);
   h = SplitMix64(h ^ static_cast<uint64_t>(iter));

@@ -21,7 +21,7 @@ vector<int64_t> TopkAllgatherExchange::BlockSizes(const vector<Blob*>& params, f
   vector<int64_t> k(params.size(), 0);
   *total = 0;
   for (size_t b = 0; b < params.size(); ++b) {
-    if (IsDenseBlob(*params[b])) continue;
+    if (IsDenseBlob(b)) continue;
     k[b] = std::max<int64_t>(1, static_cast<int64_t>(std::llround(density * params[b]->count())));
     *total += k[b];
   }
@@ -30,7 +30,7 @@ vector<int64_t> TopkAllgatherExchange::BlockSizes(const vector<Blob*>& params, f
 
 void TopkAllgatherExchange::RecordBlobs(const vector<Blob*>& params, const vector<int64_t>& k) {
   for (size_t b = 0; b < params.size(); ++b) {
-    const bool dense = IsDenseBlob(*params[b]);
+    const bool dense = IsDenseBlob(b);
     BlobSelection s;
     s.name = b < param_names_.size() ? param_names_[b] : std::to_string(b);
     s.elements = params[b]->count();
@@ -54,7 +54,7 @@ int64_t TopkAllgatherExchange::ExchangeSparse(int iter, const vector<Blob*>& par
   vector<vector<int32_t>> chosen(m);
   vector<float> magnitude;
   for (size_t b = 0; b < m; ++b) {
-    if (IsDenseBlob(*params[b])) {
+    if (IsDenseBlob(b)) {
       dense[b].all = true;
       continue;
     }

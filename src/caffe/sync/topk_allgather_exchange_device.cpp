@@ -29,7 +29,7 @@ int64_t TopkAllgatherExchange::ExchangeSparseOnDevice(int iter, const vector<Blo
   int32_t* chosen = chosen_.as<int32_t>();
   int64_t offset = 0;
   for (size_t b = 0; b < m; ++b) {
-    if (IsDenseBlob(*params[b])) {
+    if (IsDenseBlob(b)) {
       dense[b].all = true;
       continue;
     }
@@ -75,6 +75,7 @@ int64_t TopkAllgatherExchange::ExchangeSparseOnDevice(int iter, const vector<Blo
   for (size_t b = 0; b < m; ++b) {
     if (dense[b].all) continue;
     DeviceClearAt(chosen + offset, k[b], MutableDeviceResidual(b), MutableDeviceVelocity(b));
+    MarkSentOnDevice(b, chosen + offset, k[b]);
     offset += k[b];
   }
   stats_.AddTime(ExchangeStats::SCATTER, DeviceSecondsSince(start));
