@@ -3,12 +3,15 @@
 sync_param block added.
 
     make_solver.py BASE OUT [FIELD=VALUE ...] [--sync "method: IWP density: 0.015625"]
+                   [--sync-set "method: DENSE" ...]
 
 FIELD=VALUE replaces every top-level line of FIELD in BASE (give a repeated field,
 e.g. stepvalue, once per value); FIELD= with nothing after it removes the field.
 VALUE is written verbatim, so strings carry their quotes: 'net="models/x.prototxt"'.
 Only top-level scalar lines are matched; a sync_param block in BASE is replaced
-by --sync. Used by scripts/reproduce_*.sh.
+by --sync. --sync-set "name: value" instead edits BASE's block (or --sync's): it
+replaces every entry of that field (give a repeated field once per value; "name:"
+with no value removes it). Used by scripts/reproduce_*.sh.
 """
 
 import argparse
@@ -36,8 +39,46 @@ def strip_block(lines, name):
     return out
 
 
-def make_solver(base_text, overrides, sync):
+_SYNC_ENTRY = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*:\s*("[^"]*"|[^\s}]+)')
+
+
+def block_text(lines, name):
+    """The contents of a top-level `name { ... }` block, comments dropped ("" if none)."""
+    text, depth, inside = [], 0, False
+    for line in lines:
+        code = line.split("#", 1)[0]
+        if not inside and re.match(r"^\s*%s\s*\{" % name, code):
+            inside = True
+            depth = 0
+            code = code.split("{", 1)[1]
+            depth = 1
+        elif not inside:
+            continue
+        depth += code.count("{") - code.count("}")
+        if depth <= 0:
+            text.append(code.rsplit("}", 1)[0])
+            break
+        text.append(code)
+    return " ".join(text)
+
+
+def edit_sync(text, sets):
+    """Applies "name: value" sets to the entries of a sync_param block's text."""
+    entries = _SYNC_ENTRY.findall(text)
+    changed = collections.OrderedDict()
+    for item in sets:
+        name, _, value = item.partition(":")
+        changed.setdefault(name.strip(), []).append(value.strip())
+    out = [(n, v) for n, v in entries if n not in changed]
+    for name, values in changed.items():
+        out.extend((name, v) for v in values if v != "")
+    return " ".join("%s: %s" % entry for entry in out)
+
+
+def make_solver(base_text, overrides, sync, sync_sets=()):
     lines = base_text.splitlines()
+    if sync_sets:
+        sync = edit_sync(sync if sync is not None else block_text(lines, "sync_param"), sync_sets)
     if sync is not None:
         lines = strip_block(lines, "sync_param")
     out = []
@@ -67,6 +108,8 @@ def main(argv):
     parser.add_argument("out")
     parser.add_argument("fields", nargs="*", help="FIELD=VALUE")
     parser.add_argument("--sync", help="contents of the sync_param block")
+    parser.add_argument("--sync-set", action="append", default=[],
+                        help='"name: value": edits one field of the sync_param block')
     args = parser.parse_args(argv)
     overrides = collections.OrderedDict()
     for item in args.fields:
@@ -75,7 +118,7 @@ def main(argv):
         field, value = item.split("=", 1)
         overrides.setdefault(field.strip(), []).append(value.strip())
     with open(args.base) as f:
-        text = make_solver(f.read(), overrides, args.sync)
+        text = make_solver(f.read(), overrides, args.sync, args.sync_set)
     with open(args.out, "w") as f:
         f.write(text)
     return 0

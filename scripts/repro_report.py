@@ -108,6 +108,7 @@ def read_runs(manifest):
                 "wall": float(row["wall_s"]), "top1": top1_of(log.final),
                 "train_loss": log.final.get("train_loss"),
                 "nominal": nominal, "wire": wire, "bytes": per_step, "steady": bool(steady),
+                "age_max": log.final.get("age_max"), "age_mean": log.final.get("age_mean"),
             })
     if not runs:
         raise SystemExit("error: %s lists no runs" % manifest)
@@ -149,8 +150,9 @@ def write_table(runs, out_dir, title, notes):
         lines += [note, ""]
     lines += [
         "| model | method | N | iterations | seeds | nominal ratio | wire ratio | top-1 (%) "
-        "mean ± std | Δ top-1 vs DENSE (pp) | bytes/step (rank 0) | wall time (s) |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "mean ± std | Δ top-1 vs DENSE (pp) | bytes/step (rank 0) | age max / mean (steps) "
+        "| wall time (s) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for (model, label, n), rs in groups.items():
         top1, spread = mean_std([r["top1"] for r in rs])
@@ -167,14 +169,19 @@ def write_table(runs, out_dir, title, notes):
         wire = mean_std([r["wire"] for r in rs])[0]
         per_step = mean_std([r["bytes"] for r in rs])[0]
         wall = mean_std([r["wall"] for r in rs])[0]
-        lines.append("| %s | %s | %d | %d | %d | %s | %s | %s | %s | %s | %s |" % (
+        age_max = mean_std([r["age_max"] for r in rs])[0]
+        age_mean = mean_std([r["age_mean"] for r in rs])[0]
+        age = "-" if age_max is None else "%.0f / %.1f" % (age_max, age_mean)
+        lines.append("| %s | %s | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s |" % (
             model, label, n, rs[0]["iters"], len(rs), _num(nominal, 1, "x"), _num(wire, 1, "x"),
-            top1_text, delta, _bytes(per_step), _num(wall, 0)))
+            top1_text, delta, _bytes(per_step), age, _num(wall, 0)))
     steady = all(r["steady"] for r in runs)
     lines += ["", ("Exchange columns: steady state after warm-up, from rank 0's `-sync_stats` CSV."
                    if steady else
                    "Exchange columns: from the log's Final line where no `-sync_stats` CSV was "
                    "kept (after warm-up where the log says so, else every step)."),
+              "Age: after the last step, the most and the mean number of steps since a "
+              "coordinate of the sparse blobs was last sent (the Final line; mean over seeds).",
               "Wall time: whole `mpirun` (start-up, training and tests), mean over seeds.", ""]
     path = os.path.join(out_dir, "TABLE.md")
     with open(path, "w") as f:
@@ -239,13 +246,13 @@ def make_plots(runs, out_dir, curve_ranks, bytes_csvs):
         sparse = [r for r in at_n if r["N"] == n and r["method"] == "IWP" and r["sync_stats"]
                   and os.path.isfile(r["sync_stats"])]
         # The layer-wise variant shows the per-layer budget at work.
-        sparse.sort(key=lambda r: (r["label"] != "IWP (layer-wise)", r["seed"]))
+        sparse.sort(key=lambda r: (r["label"] not in ("IWP (layer-wise)", "IWP"), r["seed"]))
         if sparse:
             r = sparse[0]
             name = "%s_iwp_layers_np%d.png" % (model, n)
             if _plot(["sync", os.path.join(out_dir, name), r["sync_stats"], "--title",
                       "%s, %s, %d ranks, seed %d" % (model, r["label"], n, r["seed"])]):
-                images.append(("%s: per-layer density and threshold, %s, seed %d"
+                images.append(("%s: per-layer density, threshold and age, %s, seed %d"
                                % (model, r["label"], r["seed"]), name))
         if model in bytes_csvs:
             name = "%s_bytes_vs_ranks.png" % model

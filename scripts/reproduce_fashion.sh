@@ -7,6 +7,11 @@
 #   scripts/reproduce_fashion.sh --quick    LeNet only, 30 iterations, 1 seed, 2 and 4
 #                                           ranks (a few minutes; what CI runs); writes
 #                                           results/fashion/quick/, which git ignores
+#   scripts/reproduce_fashion.sh --iwp-full the full-length protocol of the shipped
+#                                           solver_iwp.prototxt files against DENSE, the
+#                                           robustness grid and the ablation; writes
+#                                           results/iwp_full/ (scripts/reproduce_iwp_full.sh
+#                                           says what runs and how long it takes)
 #
 # Runs (batch 64 per rank; seeds set both random_seed and sync_param.seed):
 #   at 4 ranks: DENSE, FIXED_THRESHOLD, IWP (global threshold, layer_wise: false),
@@ -67,10 +72,11 @@ out=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --quick) mode=quick; shift ;;
+    --iwp-full) mode=iwp_full; shift ;;
     --fresh) fresh=1; shift ;;
     --out) [[ $# -ge 2 ]] || { echo "error: --out needs a folder" >&2; exit 1; }; out=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "error: unknown argument $1 (expected --quick, --fresh, --out DIR)" >&2; exit 1 ;;
+    *) echo "error: unknown argument $1 (expected --quick, --iwp-full, --fresh, --out DIR)" >&2; exit 1 ;;
   esac
 done
 
@@ -92,6 +98,10 @@ if [[ $mode == quick ]]; then
   main_ranks=4
   sweep_ranks=(2)
   vmr_exponents=(1)
+elif [[ $mode == iwp_full ]]; then
+  out=${out:-$repo/results/iwp_full}
+  models=(lenet_fashion resnet20_fashion)
+  read -r -a seeds <<< "${SEEDS:-1 2 3}"
 else
   out=${out:-$repo/results/fashion}
   read -r -a models <<< "${MODELS:-lenet_fashion resnet20_fashion}"
@@ -166,13 +176,31 @@ echo "model,method,label,N,seed,iters,steady_from,log,sync_stats,wall_s" > "$man
 started=$(date +%s)
 count=0
 
+# run_name MODEL LABEL N SEED: the file name of a run.
+run_name() {
+  echo "${1}_$(echo "$2" | sed 's/-\([0-9]\)/m\1/g' | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9\n' '_' | sed 's/_*$//')_np${3}_s${4}"
+}
+
 # run MODEL METHOD LABEL LAYER_WISE N SEED ITERS [VMR_EXPONENT]
 run() {
   local model=$1 method=$2 label=$3 layer_wise=$4 n=$5 seed=$6 iters=$7 vmr=${8:-}
-  local name="${model}_$(echo "$label" | sed 's/-\([0-9]\)/m\1/g' | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9\n' '_' | sed 's/_*$//')_np${n}_s${seed}"
+  local name
+  name=$(run_name "$model" "$label" "$n" "$seed")
+  solver_for "$model" "$method" "$layer_wise" "$n" "$seed" "$iters" "$runs/$name.prototxt.new" "$vmr"
+  local steady=$(( iters / 10 + 2 * (iters / 20 >= 1 ? iters / 20 : 1) ))
+  [[ $method == DENSE ]] && steady=0
+  run_solver "$model" "$method" "$label" "$n" "$seed" "$iters" "$steady"
+}
+
+# run_solver MODEL METHOD LABEL N SEED ITERS STEADY_FROM: trains the solver written
+# to <run name>.prototxt.new, unless the same solver finished before, and adds the
+# run to the manifest (the exchange figures count from iteration STEADY_FROM).
+run_solver() {
+  local model=$1 method=$2 label=$3 n=$4 seed=$5 iters=$6 steady=$7
+  local name
+  name=$(run_name "$model" "$label" "$n" "$seed")
   local solver=$runs/$name.prototxt log=$runs/$name.log stats=$runs/$name.sync.csv
   local wall_file=$runs/$name.wall
-  solver_for "$model" "$method" "$layer_wise" "$n" "$seed" "$iters" "$solver.new" "$vmr"
   if [[ -f $wall_file && -f $solver ]] && cmp -s "$solver" "$solver.new" && grep -q "Final:" "$log"; then
     rm -f "$solver.new"
     echo "$name: done before ($(cat "$wall_file") s)"
@@ -191,10 +219,14 @@ run() {
     count=$(( count + 1 ))
     echo "$name: $(cat "$wall_file") s ($(grep -o 'test 0/accuracy = [0-9.]*' "$log" | tail -1)); $(( $(date +%s) - started )) s so far"
   fi
-  local steady=$(( iters / 10 + 2 * (iters / 20 >= 1 ? iters / 20 : 1) ))
-  [[ $method == DENSE ]] && steady=0
   echo "$model,$method,$label,$n,$seed,$iters,$steady,$log,$stats,$(cat "$wall_file")" >> "$manifest"
 }
+
+if [[ $mode == iwp_full ]]; then
+  # The full-length protocol of docs/iwp.md ("Full-length results"), its own file.
+  source "$repo/scripts/reproduce_iwp_full.sh"
+  exit 0
+fi
 
 for model in "${models[@]}"; do
   if [[ $model == lenet_fashion ]]; then base_iters=$lenet_iters; else base_iters=$resnet_iters; fi

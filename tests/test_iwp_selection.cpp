@@ -20,7 +20,8 @@ TEST(IndexCodecTest, EveryEncodingRoundTrips) {
   for (int64_t n : {1, 7, 64, 1000, 100003}) {
     for (double density : {0.0, 0.01, 0.2, 0.9, 1.0}) {
       const vector<int32_t> indices = RandomSortedSubset(n, static_cast<int64_t>(density * n), n);
-      for (auto encoding : {SyncParameter::INDEX, SyncParameter::BITMAP, SyncParameter::DELTA}) {
+      for (auto encoding : {SyncParameter::INDEX, SyncParameter::BITMAP, SyncParameter::DELTA,
+                            SyncParameter::RICE}) {
         std::string wire = "prefix";
         EncodeIndices(indices, n, encoding, &wire);
         EXPECT_EQ(static_cast<int64_t>(wire.size()) - 6, EncodedIndexBytes(encoding, indices, n));
@@ -36,17 +37,25 @@ TEST(IndexCodecTest, EveryEncodingRoundTrips) {
 
 TEST(IndexCodecTest, AutoPicksTheSmallest) {
   const int64_t n = 1 << 16;
-  // Sparse and spread out: varint gaps beat int32 offsets and the bitmap.
+  // Sparse and spread out: varint gaps beat int32 offsets and the bitmap, and the
+  // Rice code beats whole-byte varints (under 8 bits per index at 1/64, and about 2
+  // bits more for a set 4x sparser, where varints need a second byte for most gaps).
   const vector<int32_t> sparse = RandomSortedSubset(n, n / 64, 3);
-  EXPECT_EQ(ChooseIndexEncoding(SyncParameter::AUTO, sparse, n), SyncParameter::DELTA);
+  EXPECT_EQ(ChooseIndexEncoding(SyncParameter::AUTO, sparse, n), SyncParameter::RICE);
   EXPECT_LT(EncodedIndexBytes(SyncParameter::DELTA, sparse, n),
             EncodedIndexBytes(SyncParameter::INDEX, sparse, n) / 3);
+  EXPECT_LT(EncodedIndexBytes(SyncParameter::RICE, sparse, n), static_cast<int64_t>(sparse.size()));
+  const vector<int32_t> sparser = RandomSortedSubset(n, n / 256, 5);
+  EXPECT_LT(EncodedIndexBytes(SyncParameter::RICE, sparser, n),
+            0.75 * EncodedIndexBytes(SyncParameter::DELTA, sparser, n));
   // Dense: one bit per element wins.
   const vector<int32_t> dense = RandomSortedSubset(n, n / 2, 4);
   EXPECT_EQ(ChooseIndexEncoding(SyncParameter::AUTO, dense, n), SyncParameter::BITMAP);
-  // Far-apart indices need multi-byte varints: 1 + 3 + 3 bytes, still under 3 x 4.
+  // Far-apart indices need multi-byte varints: 1 + 3 + 3 bytes, still under 3 x 4;
+  // the Rice code ties (a parameter byte and 48 bits), and ties keep the earlier.
   const vector<int32_t> few = {0, 40000, 65000};
   EXPECT_EQ(EncodedIndexBytes(SyncParameter::DELTA, few, n), 7);
+  EXPECT_EQ(EncodedIndexBytes(SyncParameter::RICE, few, n), 7);
   EXPECT_EQ(ChooseIndexEncoding(SyncParameter::AUTO, few, n), SyncParameter::DELTA);
   // An empty set costs nothing as offsets; AUTO keeps INDEX on ties.
   EXPECT_EQ(ChooseIndexEncoding(SyncParameter::AUTO, {}, n), SyncParameter::INDEX);
@@ -63,6 +72,12 @@ TEST(IndexCodecTest, CorruptMessagesAreErrors) {
   EXPECT_THROW(DecodeIndices(bitmap.data(), 1, SyncParameter::BITMAP, 3, 8, &out), Error);
   const std::string delta("\x80\x80", 2);  // unterminated varint
   EXPECT_THROW(DecodeIndices(delta.data(), 2, SyncParameter::DELTA, 1, 1000, &out), Error);
+  const std::string rice("\x02\xff\xff", 3);  // parameter 2, then ones only: no gap ends
+  EXPECT_THROW(DecodeIndices(rice.data(), 3, SyncParameter::RICE, 1, 1 << 20, &out), Error);
+  const std::string far("\x02\x0f", 2);  // a gap of 16 or more in a blob of 5
+  EXPECT_THROW(DecodeIndices(far.data(), 2, SyncParameter::RICE, 1, 5, &out), Error);
+  const std::string huge("\x1f", 1);  // parameter 31
+  EXPECT_THROW(DecodeIndices(huge.data(), 1, SyncParameter::RICE, 0, 5, &out), Error);
 }
 
 TEST(SelectTopKTest, ExactCountAndDeterministicTies) {

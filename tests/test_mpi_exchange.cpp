@@ -151,6 +151,7 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(SyncParameter::IWP, string("layer_wise: false")),
                       std::make_tuple(SyncParameter::IWP, string("leader: PER_LAYER stochastic_fraction: 0.1")),
                       std::make_tuple(SyncParameter::IWP, string("stochastic_fraction: 0.3 score: MAGNITUDE")),
+                      std::make_tuple(SyncParameter::IWP, string("leader: EVERY_RANK stochastic_fraction: 0.1")),
                       std::make_tuple(SyncParameter::IWP, string("clip_norm: 20")),
                       std::make_tuple(SyncParameter::IWP, string("momentum_correction: true")),
                       std::make_tuple(SyncParameter::IWP, string("momentum_correction: true clip_norm: 20 stochastic_fraction: 0.2")),
@@ -258,6 +259,47 @@ TEST(ExchangeNonFiniteTest, OneRanksNaNIsAnErrorOnEveryRank) {
       EXPECT_FALSE(g_comm->AnyTrue(!failed));
     }
   }
+}
+
+// leader: EVERY_RANK: every rank's picks travel, their union fills the budget once
+// the shares have learnt the ranks' overlap, and the bytes stay about one leader's.
+TEST(IwpExchangeTest, EveryRankLeadsAShareAndTheUnionFillsTheBudget) {
+  const int n = g_comm->size();
+  auto every = CreateGradientExchange(MakeSync(SyncParameter::IWP, "leader: EVERY_RANK"), g_comm);
+  auto single = CreateGradientExchange(MakeSync(SyncParameter::IWP), g_comm);
+  FakeParams a, b;
+  int64_t every_bytes = 0, single_bytes = 0;
+  for (int t = 0; t < 12; ++t) {
+    a.SetGradients(g_comm->rank(), t);
+    b.SetGradients(g_comm->rank(), t);
+    // Half of the large blob's coordinates matter on every rank alike: the ranks'
+    // picks overlap there, and the shares must grow to fill the budget anyway.
+    for (FakeParams* p : {&a, &b}) {
+      float* g = p->ptrs[0]->mutable_cpu_diff();
+      for (int64_t i = 0; i < 5000; i += 40) g[i] = 30.f;
+    }
+    const int64_t before_every = every->stats().total_bytes();
+    const int64_t before_single = single->stats().total_bytes();
+    every->Exchange(t, a.ptrs);
+    single->Exchange(t, b.ptrs);
+    if (t < 4) continue;
+    every_bytes += every->stats().total_bytes() - before_every;
+    single_bytes += single->stats().total_bytes() - before_single;
+    const auto& blobs = every->stats().last_step_blobs();
+    const auto& reference = single->stats().last_step_blobs();
+    int64_t sent = 0, budget = 0;
+    for (size_t k = 0; k < blobs.size(); ++k) {
+      sent += blobs[k].sent;
+      budget += reference[k].sent;
+    }
+    EXPECT_NEAR(static_cast<double>(sent), budget, 0.1 * budget) << "step " << t;
+  }
+  // Every rank's message went out (rank 0 forwarded or sent N of them), and the
+  // total stays within 40% of one leader's bytes (sparser sets cost a few more bits
+  // per index).
+  EXPECT_LT(every_bytes, 1.4 * single_bytes);
+  EXPECT_GT(every_bytes, 0);
+  (void)n;
 }
 
 // Bytes this rank sent per method, against the formulas of the conventions in
@@ -541,7 +583,7 @@ TEST(DataParallelTest, BatchNormStatisticsAreLeftOutAndAveragedAtSnapshots) {
 void IwpTrainingResumesExactly(const string& extra);
 
 TEST(DataParallelTest, IwpTrainingKeepsRanksIdenticalAndResumesExactly) {
-  for (const string extra : {"", "leader: PER_LAYER score: MAGNITUDE"}) {
+  for (const string extra : {"", "leader: PER_LAYER score: MAGNITUDE", "leader: EVERY_RANK"}) {
     SCOPED_TRACE(extra);
     IwpTrainingResumesExactly(extra);
   }

@@ -1,7 +1,8 @@
 // Wire form of a selected index set within one parameter blob of n elements:
-// int32 offsets (4 bytes per index), a bitmap (n/8 bytes), or the gaps between sorted
-// offsets as varints (about 1 byte per index at density 1/64); AUTO takes the
-// smallest, so a dense selection never costs more than n/8.
+// int32 offsets (4 bytes per index), a bitmap (n/8 bytes), the gaps between sorted
+// offsets as varints (about 1 byte per index at density 1/64), or the gaps in a
+// Golomb-Rice code (about log2(mean gap) + 1.5 bits); AUTO takes the smallest, so a
+// dense selection never costs more than n/8.
 #ifndef CAFFE_SYNC_INDEX_CODEC_HPP_
 #define CAFFE_SYNC_INDEX_CODEC_HPP_
 

@@ -56,19 +56,24 @@ class IwpExchange : public ResidualExchange {
   void ChooseIndices(int iter, const vector<Blob*>& params, int64_t budget,
                      const vector<int64_t>& shared_budgets, const vector<bool>& mine,
                      const vector<vector<int32_t>>& drawn, vector<BlobIndexRecord>* choices);
-  // The index broadcast: each leader rank's records replace `choices` everywhere.
-  // Returns the bytes of each blob's record; throws on every rank alike when a
-  // leader reported a non-finite importance.
-  vector<int64_t> BroadcastChoices(int iter, const vector<Blob*>& params, const vector<int>& leader,
-                                   vector<BlobIndexRecord>* choices);
+  // The index broadcast: rank r's records for the blobs led[r] (this rank's are
+  // `mine`) reach every rank, as records[r][b]. *record_bytes gets each blob's
+  // bytes over all messages. Throws on every rank alike when a leader reported a
+  // non-finite importance.
+  vector<vector<BlobIndexRecord>> BroadcastChoices(int iter, const vector<Blob*>& params,
+                                                   const vector<vector<size_t>>& led,
+                                                   const vector<BlobIndexRecord>& mine,
+                                                   vector<int64_t>* record_bytes);
   // The device kernels when the residuals live on the device (GPU mode with a
   // device), else the host ones.
   SelectionKernels& Kernels();
 
   std::unique_ptr<SelectionKernels> host_kernels_, device_kernels_;
-  // PER_LAYER: each sparse blob's VMR from the last step's messages, the same on
-  // every rank (empty before the first sparse step: the split is then by size).
+  // PER_LAYER and EVERY_RANK: each sparse blob's VMR from the last step's messages,
+  // the same on every rank (empty before the first sparse step: the split is then
+  // by size). EVERY_RANK: each sparse blob's union size over the ranks' picks then.
   vector<double> last_vmr_;
+  vector<double> last_overlap_;
 };
 
 }  // namespace caffe

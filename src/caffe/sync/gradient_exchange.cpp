@@ -114,10 +114,10 @@ void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
       << where << "stochastic_fraction must lie in [0, 1), found " << p.stochastic_fraction();
   CAFFE_REQUIRE(p.max_dense_share() >= 0 && p.max_dense_share() <= 1)
       << where << "max_dense_share must lie in [0, 1], found " << p.max_dense_share();
-  CAFFE_REQUIRE(p.leader() != SyncParameter::PER_LAYER || p.layer_wise() ||
+  CAFFE_REQUIRE(p.leader() == SyncParameter::PER_STEP || p.layer_wise() ||
                 p.method() != SyncParameter::IWP)
-      << where << "leader: PER_LAYER needs layer_wise: true (one global threshold needs every "
-                  "blob's importance on one rank)";
+      << where << "leader: " << SyncParameter::Leader_Name(p.leader())
+      << " needs layer_wise: true (its budget split is made on every rank, by blob)";
   CAFFE_REQUIRE(p.sample_fraction() > 0 && p.sample_fraction() <= 1)
       << where << "sample_fraction must lie in (0, 1], found " << p.sample_fraction();
   CAFFE_REQUIRE(p.min_layer_size() >= 0) << where << "min_layer_size must not be negative";

@@ -1,5 +1,6 @@
 #include "caffe/sync/index_codec.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "caffe/common.hpp"
@@ -17,6 +18,38 @@ int VarintBytes(uint32_t value) {
   return bytes;
 }
 
+// Bits the Rice code with parameter r takes for these gaps (without its parameter
+// byte).
+int64_t RiceBits(const std::vector<int32_t>& sorted_indices, int r) {
+  int64_t bits = 0;
+  int64_t previous = -1;
+  for (int32_t i : sorted_indices) {
+    const uint64_t gap = static_cast<uint64_t>(i - previous - 1);
+    bits += static_cast<int64_t>(gap >> r) + 1 + r;
+    previous = i;
+  }
+  return bits;
+}
+
+// The best Rice parameter near log2 of the mean gap (the optimum for geometric gaps
+// lies within one of it).
+int RiceParameter(const std::vector<int32_t>& sorted_indices, int64_t n) {
+  if (sorted_indices.empty()) return 0;
+  const double mean_gap = static_cast<double>(n) / static_cast<double>(sorted_indices.size());
+  int guess = 0;
+  while (guess < 30 && (2.0 * (int64_t{1} << guess)) <= mean_gap) ++guess;
+  int best = guess;
+  int64_t best_bits = RiceBits(sorted_indices, guess);
+  for (int r = std::max(0, guess - 2); r <= std::min(30, guess + 2); ++r) {
+    const int64_t bits = RiceBits(sorted_indices, r);
+    if (bits < best_bits) {
+      best = r;
+      best_bits = bits;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 int64_t EncodedIndexBytes(SyncParameter::IndexEncoding encoding,
@@ -24,6 +57,8 @@ int64_t EncodedIndexBytes(SyncParameter::IndexEncoding encoding,
   switch (encoding) {
     case SyncParameter::BITMAP:
       return (n + 7) / 8;
+    case SyncParameter::RICE:
+      return 1 + (RiceBits(sorted_indices, RiceParameter(sorted_indices, n)) + 7) / 8;
     case SyncParameter::DELTA: {
       int64_t bytes = 0;
       int64_t previous = -1;
@@ -44,7 +79,7 @@ SyncParameter::IndexEncoding ChooseIndexEncoding(SyncParameter::IndexEncoding re
   if (requested != SyncParameter::AUTO) return requested;
   SyncParameter::IndexEncoding best = SyncParameter::INDEX;
   int64_t best_bytes = EncodedIndexBytes(SyncParameter::INDEX, sorted_indices, n);
-  for (auto candidate : {SyncParameter::BITMAP, SyncParameter::DELTA}) {
+  for (auto candidate : {SyncParameter::BITMAP, SyncParameter::DELTA, SyncParameter::RICE}) {
     const int64_t bytes = EncodedIndexBytes(candidate, sorted_indices, n);
     if (bytes < best_bytes) {
       best = candidate;
@@ -58,6 +93,27 @@ void EncodeIndices(const std::vector<int32_t>& sorted_indices, int64_t n,
                    SyncParameter::IndexEncoding encoding, std::string* out) {
   CHECK_NE(encoding, SyncParameter::AUTO);
   const size_t start = out->size();
+  if (encoding == SyncParameter::RICE) {
+    const int r = RiceParameter(sorted_indices, n);
+    out->push_back(static_cast<char>(r));
+    const size_t first = out->size();
+    out->resize(first + (RiceBits(sorted_indices, r) + 7) / 8, '\0');
+    unsigned char* bytes = reinterpret_cast<unsigned char*>(&(*out)[first]);
+    int64_t bit = 0;
+    auto put = [&](bool one) {
+      if (one) bytes[bit >> 3] |= static_cast<unsigned char>(1u << (bit & 7));
+      ++bit;
+    };
+    int64_t previous = -1;
+    for (int32_t i : sorted_indices) {
+      const uint64_t gap = static_cast<uint64_t>(i - previous - 1);
+      previous = i;
+      for (uint64_t q = gap >> r; q > 0; --q) put(true);
+      put(false);
+      for (int b = 0; b < r; ++b) put((gap >> b) & 1);
+    }
+    return;
+  }
   if (encoding == SyncParameter::DELTA) {
     int64_t previous = -1;
     for (int32_t i : sorted_indices) {
@@ -86,6 +142,36 @@ void EncodeIndices(const std::vector<int32_t>& sorted_indices, int64_t n,
 int64_t DecodeIndices(const char* data, int64_t available, SyncParameter::IndexEncoding encoding,
                       int64_t count, int64_t n, std::vector<int32_t>* sorted_indices) {
   sorted_indices->clear();
+  if (encoding == SyncParameter::RICE) {
+    CAFFE_REQUIRE(available >= 1) << "index message truncated: no Rice parameter";
+    const int r = static_cast<unsigned char>(data[0]);
+    CAFFE_REQUIRE(r <= 30) << "index message corrupt: Rice parameter " << r;
+    const unsigned char* bytes = reinterpret_cast<const unsigned char*>(data + 1);
+    const int64_t total_bits = 8 * (available - 1);
+    int64_t bit = 0;
+    auto get = [&]() {
+      CAFFE_REQUIRE(bit < total_bits) << "index message truncated or corrupt (Rice code)";
+      const bool one = (bytes[bit >> 3] >> (bit & 7)) & 1;
+      ++bit;
+      return one;
+    };
+    int64_t previous = -1;
+    sorted_indices->reserve(count);
+    for (int64_t j = 0; j < count; ++j) {
+      uint64_t q = 0;
+      while (get()) {
+        ++q;
+        CAFFE_REQUIRE(static_cast<int64_t>(q << r) < n) << "index message corrupt: gap beyond " << n;
+      }
+      uint64_t low = 0;
+      for (int b = 0; b < r; ++b) low |= static_cast<uint64_t>(get()) << b;
+      const int64_t index = previous + 1 + static_cast<int64_t>((q << r) | low);
+      CAFFE_REQUIRE(index < n) << "index message corrupt: index " << index << " beyond " << n;
+      sorted_indices->push_back(static_cast<int32_t>(index));
+      previous = index;
+    }
+    return 1 + (bit + 7) / 8;
+  }
   if (encoding == SyncParameter::DELTA) {
     const unsigned char* p = reinterpret_cast<const unsigned char*>(data);
     int64_t pos = 0;

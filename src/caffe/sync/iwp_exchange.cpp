@@ -247,61 +247,76 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, int64_t b
   }
 }
 
-vector<int64_t> IwpExchange::BroadcastChoices(int iter, const vector<Blob*>& params,
-                                              const vector<int>& leader,
-                                              vector<BlobIndexRecord>* choices) {
+vector<vector<BlobIndexRecord>> IwpExchange::BroadcastChoices(
+    int iter, const vector<Blob*>& params, const vector<vector<size_t>>& led,
+    const vector<BlobIndexRecord>& mine, vector<int64_t>* record_bytes) {
   const size_t m = params.size();
   const int me = comm_->rank();
-  vector<int64_t> record_bytes(m, 0);
+  record_bytes->assign(m, 0);
+  vector<vector<BlobIndexRecord>> records(comm_->size(), vector<BlobIndexRecord>(m));
   // One message per leader rank holding all its blobs, in blob order.
   for (int root = 0; root < comm_->size(); ++root) {
-    vector<size_t> led;
-    for (size_t b = 0; b < m; ++b) if (leader[b] == root) led.push_back(b);
-    if (led.empty()) continue;
+    if (led[root].empty()) continue;
     std::string message;
     if (root == me) {
-      for (size_t b : led) AppendBlobIndexRecord((*choices)[b], params[b]->count(), param_.index_encoding(), &message);
+      for (size_t b : led[root]) {
+        AppendBlobIndexRecord(mine[b], params[b]->count(), param_.index_encoding(), &message);
+      }
     }
     BroadcastMessage(&message, root);
     int64_t pos = 0;
-    for (size_t b : led) {
-      const int64_t bytes = ReadBlobIndexRecord(message.data() + pos, static_cast<int64_t>(message.size()) - pos,
-                                                params[b]->count(), &(*choices)[b]);
-      record_bytes[b] = bytes;
+    for (size_t b : led[root]) {
+      const int64_t bytes = ReadBlobIndexRecord(message.data() + pos,
+                                                static_cast<int64_t>(message.size()) - pos,
+                                                params[b]->count(), &records[root][b]);
+      (*record_bytes)[b] += bytes;
       pos += bytes;
     }
     CAFFE_REQUIRE(pos == static_cast<int64_t>(message.size()))
         << "index message from rank " << root << " has " << message.size() - pos << " trailing bytes";
   }
-  for (size_t b = 0; b < m; ++b) {
-    if (leader[b] < 0 || !(*choices)[b].non_finite) continue;
-    ErrorBuilder() << "sync (" << method_name() << "): iteration " << iter << ": the importance of blob '"
-                   << (b < param_names_.size() ? param_names_[b] : std::to_string(b)) << "' on rank "
-                   << leader[b] << " (its leader) is not finite: NaN or Inf in its accumulated "
-                   << "gradient or its weights (lower base_lr, or set clip_gradients or "
-                   << "sync_param.clip_norm)";
+  for (int root = 0; root < comm_->size(); ++root) {
+    for (size_t b : led[root]) {
+      if (!records[root][b].non_finite) continue;
+      ErrorBuilder() << "sync (" << method_name() << "): iteration " << iter << ": the importance of blob '"
+                     << (b < param_names_.size() ? param_names_[b] : std::to_string(b)) << "' on rank "
+                     << root << " (a leader) is not finite: NaN or Inf in its accumulated "
+                     << "gradient or its weights (lower base_lr, or set clip_gradients or "
+                     << "sync_param.clip_norm)";
+    }
   }
-  return record_bytes;
+  return records;
 }
 
 int64_t IwpExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float density) {
   const size_t m = params.size();
   const int n_ranks = comm_->size();
   const int me = comm_->rank();
-  const bool per_layer = param_.leader() == SyncParameter::PER_LAYER;
+  const SyncParameter::Leader mode = param_.leader();
+  const bool every_rank = mode == SyncParameter::EVERY_RANK;
   const bool fixed = param_.method() == SyncParameter::FIXED_THRESHOLD;
 
   // 6. Leaders, from the shared seed: no message needed to agree on them.
   vector<int> leader(m, -1);
   vector<bool> mine(m, false);
+  vector<vector<size_t>> led(n_ranks);
+  vector<size_t> sparse;
   vector<int64_t> sparse_sizes;
   int64_t sparse_total = 0;
   for (size_t b = 0; b < m; ++b) {
     if (IsDenseBlob(b)) continue;
-    leader[b] = LeaderFor(param_.seed(), iter, per_layer ? static_cast<int64_t>(b) : -1, n_ranks);
-    mine[b] = leader[b] == me;
+    sparse.push_back(b);
     sparse_sizes.push_back(params[b]->count());
     sparse_total += params[b]->count();
+    if (every_rank) {
+      mine[b] = true;
+      for (int r = 0; r < n_ranks; ++r) led[r].push_back(b);
+      continue;
+    }
+    const bool per_layer = mode == SyncParameter::PER_LAYER;
+    leader[b] = LeaderFor(param_.seed(), iter, per_layer ? static_cast<int64_t>(b) : -1, n_ranks);
+    mine[b] = leader[b] == me;
+    led[leader[b]].push_back(b);
   }
   const int64_t budget = std::max<int64_t>(1, std::llround(static_cast<double>(density) * sparse_total));
 
@@ -311,25 +326,36 @@ int64_t IwpExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float
   vector<vector<int32_t>> drawn(m);
   int64_t drawn_total = 0;
   if (!fixed && param_.stochastic_fraction() > 0) {
-    for (size_t b = 0; b < m; ++b) {
-      if (IsDenseBlob(b)) continue;
+    for (size_t b : sparse) {
       drawn[b] = StochasticDraw(b, param_.stochastic_fraction() * density * params[b]->count());
       drawn_total += static_cast<int64_t>(drawn[b].size());
     }
   }
   const int64_t leader_budget = std::max<int64_t>(0, budget - drawn_total);
 
-  // PER_LAYER: every rank splits the budget alike, by the VMRs the last step's
-  // messages carried, so that each leader needs only its own blobs' importances.
+  // PER_LAYER and EVERY_RANK: every rank splits the budget alike, by the VMRs the
+  // last step's messages carried, so that a leader needs only its own blobs'
+  // importances (PER_LAYER) or every rank knows each one's share (EVERY_RANK).
   vector<int64_t> shared_budgets;
-  if (per_layer && !fixed && param_.layer_wise()) {
-    vector<double> vmrs(sparse_sizes.size(), 1.0);
+  if (mode != SyncParameter::PER_STEP && !fixed && param_.layer_wise()) {
+    vector<double> vmrs(sparse.size(), 1.0);
     if (last_vmr_.size() == vmrs.size()) vmrs = last_vmr_;
     const vector<int64_t> split = SplitBudget(sparse_sizes, vmrs, leader_budget, param_.vmr_exponent());
     shared_budgets.assign(m, 0);
-    size_t j = 0;
-    for (size_t b = 0; b < m; ++b) {
-      if (!IsDenseBlob(b)) shared_budgets[b] = split[j++];
+    for (size_t j = 0; j < sparse.size(); ++j) {
+      const size_t b = sparse[j];
+      if (!every_rank) {
+        shared_budgets[b] = split[j];
+        continue;
+      }
+      // This rank's share of what the ranks pick together: enough that the union,
+      // at the last step's overlap, fills the blob's budget.
+      const double overlap = last_overlap_.size() == sparse.size() ? last_overlap_[j] : 1.0;
+      const int64_t room = params[b]->count() - static_cast<int64_t>(drawn[b].size());
+      const int64_t picks = std::min<int64_t>(room, std::llround(split[j] / std::max(overlap, 1.0 / n_ranks)));
+      // The remainder goes to a different rank each step.
+      const int turn = static_cast<int>(((me - iter) % n_ranks + n_ranks) % n_ranks);
+      shared_budgets[b] = picks / n_ranks + (turn < picks % n_ranks ? 1 : 0);
     }
   }
 
@@ -342,31 +368,57 @@ int64_t IwpExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float
 
   // 7. Index broadcast (over NCCL in GPU mode when NCCL carries the values).
   start = std::chrono::steady_clock::now();
-  const vector<int64_t> index_bytes = BroadcastChoices(iter, params, leader, &choices);
+  vector<int64_t> index_bytes;
+  const vector<vector<BlobIndexRecord>> records = BroadcastChoices(iter, params, led, choices, &index_bytes);
   stats_.AddTime(ExchangeStats::BROADCAST, SecondsSince(start));
-  if (per_layer) {
-    last_vmr_.clear();
-    for (size_t b = 0; b < m; ++b) {
-      if (!IsDenseBlob(b)) last_vmr_.push_back(choices[b].vmr);
-    }
-  }
 
-  // The leader's choice and the draw are disjoint; together they travel.
+  // The leaders' choices and the draw are disjoint (the draw was suppressed); their
+  // union travels.
   start = std::chrono::steady_clock::now();
   vector<Selection> selections(m);
+  vector<float> thresholds(m, 0.f), vmrs(m, 0.f);
+  vector<double> overlap;
   for (size_t b = 0; b < m; ++b) {
     if (IsDenseBlob(b)) {
       selections[b].all = true;
       continue;
     }
-    if (drawn[b].empty()) {
-      selections[b].indices.swap(choices[b].indices);
+    vector<int32_t> chosen;
+    if (every_rank) {
+      int64_t picked = 0;
+      double vmr = 0;
+      for (int r = 0; r < n_ranks; ++r) {
+        const BlobIndexRecord& record = records[r][b];
+        picked += static_cast<int64_t>(record.indices.size());
+        vmr += record.vmr;
+        thresholds[b] = r == 0 ? record.threshold : std::min(thresholds[b], record.threshold);
+        vector<int32_t> merged;
+        merged.reserve(chosen.size() + record.indices.size());
+        std::set_union(chosen.begin(), chosen.end(), record.indices.begin(), record.indices.end(),
+                       std::back_inserter(merged));
+        chosen.swap(merged);
+      }
+      vmrs[b] = static_cast<float>(vmr / n_ranks);
+      overlap.push_back(picked > 0 ? static_cast<double>(chosen.size()) / picked : 1.0);
     } else {
-      selections[b].indices.reserve(choices[b].indices.size() + drawn[b].size());
-      std::merge(choices[b].indices.begin(), choices[b].indices.end(), drawn[b].begin(), drawn[b].end(),
+      const BlobIndexRecord& record = records[leader[b]][b];
+      chosen = record.indices;
+      thresholds[b] = record.threshold;
+      vmrs[b] = record.vmr;
+    }
+    if (drawn[b].empty()) {
+      selections[b].indices.swap(chosen);
+    } else {
+      selections[b].indices.reserve(chosen.size() + drawn[b].size());
+      std::merge(chosen.begin(), chosen.end(), drawn[b].begin(), drawn[b].end(),
                  std::back_inserter(selections[b].indices));
     }
   }
+  if (mode != SyncParameter::PER_STEP) {
+    last_vmr_.clear();
+    for (size_t b : sparse) last_vmr_.push_back(vmrs[b]);
+  }
+  if (every_rank) last_overlap_ = overlap;
   stats_.AddTime(ExchangeStats::SELECT, SecondsSince(start));
 
   // 8-9. One all-reduce of the gathered values, scatter, clear.
@@ -376,8 +428,8 @@ int64_t IwpExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float
     s.name = b < param_names_.size() ? param_names_[b] : std::to_string(b);
     s.elements = params[b]->count();
     s.sent = selections[b].all ? s.elements : static_cast<int64_t>(selections[b].indices.size());
-    s.threshold = choices[b].threshold;
-    s.vmr = choices[b].vmr;
+    s.threshold = thresholds[b];
+    s.vmr = vmrs[b];
     s.leader = leader[b];
     s.index_bytes = index_bytes[b];
     stats_.AddBlob(s);
@@ -387,22 +439,30 @@ int64_t IwpExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float
 
 std::string IwpExchange::SaveMethodState() const {
   std::string out;
-  const uint64_t count = last_vmr_.size();
-  out.append(reinterpret_cast<const char*>(&count), 8);
-  out.append(reinterpret_cast<const char*>(last_vmr_.data()), 8 * count);
+  for (const vector<double>* values : {&last_vmr_, &last_overlap_}) {
+    const uint64_t count = values->size();
+    out.append(reinterpret_cast<const char*>(&count), 8);
+    out.append(reinterpret_cast<const char*>(values->data()), 8 * count);
+  }
   return out;
 }
 
 void IwpExchange::RestoreMethodState(const std::string& state) {
   last_vmr_.clear();
+  last_overlap_.clear();
   if (state.empty()) return;
-  uint64_t count = 0;
-  CAFFE_REQUIRE(state.size() >= 8) << "sync state: IWP section truncated";
-  std::memcpy(&count, state.data(), 8);
-  CAFFE_REQUIRE(state.size() == 8 + 8 * count) << "sync state: IWP section has " << state.size()
-                                               << " bytes, expected " << 8 + 8 * count;
-  last_vmr_.resize(count);
-  std::memcpy(last_vmr_.data(), state.data() + 8, 8 * count);
+  size_t pos = 0;
+  for (vector<double>* values : {&last_vmr_, &last_overlap_}) {
+    uint64_t count = 0;
+    CAFFE_REQUIRE(state.size() - pos >= 8) << "sync state: IWP section truncated";
+    std::memcpy(&count, state.data() + pos, 8);
+    pos += 8;
+    CAFFE_REQUIRE(count <= (state.size() - pos) / 8) << "sync state: IWP section truncated";
+    values->resize(count);
+    std::memcpy(values->data(), state.data() + pos, 8 * count);
+    pos += 8 * count;
+  }
+  CAFFE_REQUIRE(pos == state.size()) << "sync state: IWP section has trailing bytes";
 }
 
 }  // namespace caffe

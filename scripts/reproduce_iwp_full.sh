@@ -1,0 +1,143 @@
+# The full-length protocol of IWP against DENSE (docs/iwp.md, "Full-length
+# results"), sourced by `scripts/reproduce_fashion.sh --iwp-full`, which has set up
+# the build, the data, $runs, $manifest and run_solver. Every run is a shipped
+# models/<net>/solver_iwp.prototxt with at most a few fields changed:
+#
+#   main        LeNet (3000 iterations) and ResNet-20 (4000), 4 ranks x batch 64:
+#               DENSE (the same file with method: DENSE) and IWP, seeds $SEEDS
+#   stretch     IWP at twice the compression (density / 2), LeNet seeds $SEEDS,
+#               ResNet-20 seeds $STRETCH_SEEDS (default 1)
+#   robustness  LeNet, DENSE and IWP at batch 16 and 64 per rank on 2, 4 and 8
+#               ranks, seeds $ROBUST_SEEDS (default 1)
+#   ranks       LeNet, TOPK_ALLGATHER at IWP's density on 2, 4 and 8 ranks (bytes per
+#               rank against N, with the robustness grid's IWP rows)
+#   ablation    ResNet-20, IWP with one ingredient removed or changed per row, at the
+#               same density, seeds $ABLATION_SEEDS (default 1)
+#
+# PARTS="main stretch robustness ranks ablation" (the default) picks parts. Writes
+# results/iwp_full/TABLE.md, README.md and plots. Measured on the 2-core
+# development VM with nothing else running: a LeNet run takes 1.5-4 minutes (8
+# ranks and batch 64 the longest), a ResNet-20 run 16-20 minutes; the default set is
+# 31 LeNet and 17 ResNet-20 runs, about 6-7 hours. Finished runs are kept and
+# reused while their solver files are unchanged.
+
+read -r -a parts <<< "${PARTS:-main stretch robustness ranks ablation}"
+read -r -a stretch_seeds <<< "${STRETCH_SEEDS:-1}"
+read -r -a robust_seeds <<< "${ROBUST_SEEDS:-1}"
+read -r -a ablation_seeds <<< "${ABLATION_SEEDS:-1}"
+part() { [[ " ${parts[*]} " == *" $1 "* ]]; }
+
+# sync_value MODEL FIELD: a field of the shipped solver's sync_param block.
+sync_value() {
+  python3 - "$repo/models/$1/solver_iwp.prototxt" "$2" <<'EOF'
+import re, sys
+text = re.sub(r"#.*", "", open(sys.argv[1]).read())
+block = re.search(r"sync_param\s*\{([^}]*)\}", text).group(1)
+values = re.findall(r"\b%s\s*:\s*(\S+)" % sys.argv[2], block)
+print(" ".join(values))
+EOF
+}
+
+# iwp_run MODEL BATCH N SEED LABEL METHOD [SYNC_SET ...]: the shipped solver, with
+# the seed, the per-rank batch and the listed sync_param fields changed.
+iwp_run() {
+  local model=$1 batch=$2 n=$3 seed=$4 label=$5 method=$6
+  shift 6
+  local tag=$model
+  local -a fields=("random_seed=$seed" "snapshot=0" "snapshot_after_train=false"
+                   "snapshot_prefix=\"$runs/snapshot\"" "solver_mode=CPU")
+  if [[ $batch != 64 ]]; then
+    tag=${model}_b${batch}
+    # The train data layer is the first batch_size in the net file.
+    sed "0,/batch_size: 64/s//batch_size: $batch/" "$repo/models/$model/train_val.prototxt" \
+      > "$runs/${tag}_train_val.prototxt"
+    fields+=("net=\"$runs/${tag}_train_val.prototxt\"")
+  fi
+  local -a sets=(--sync-set "method: $method" --sync-set "seed: $seed")
+  for s in "$@"; do sets+=(--sync-set "$s"); done
+  local name
+  name=$(run_name "$tag" "$label" "$n" "$seed")
+  python3 "$repo/scripts/make_solver.py" "$repo/models/$model/solver_iwp.prototxt" \
+    "$runs/$name.prototxt.new" "${fields[@]}" "${sets[@]}"
+  local iters steady=0
+  iters=$(sed -n 's/^max_iter: *\([0-9]*\).*/\1/p' "$runs/$name.prototxt.new")
+  if [[ $method != DENSE ]]; then
+    # The steady state starts after the dense warm-up and the density ramp.
+    steady=$(python3 - "$runs/$name.prototxt.new" <<'EOF'
+import re, sys
+block = re.search(r"sync_param\s*\{([^}]*)\}", open(sys.argv[1]).read()).group(1)
+get = lambda f, d: re.findall(r"\b%s\s*:\s*(\S+)" % f, block) or [d]
+print(int(get("warmup_iter", 0)[0]) + len(re.findall(r"\bdensity_schedule\s*:", block))
+      * int(get("density_schedule_iter", 100)[0]))
+EOF
+)
+  fi
+  run_solver "$tag" "$method" "$label" "$n" "$seed" "$iters" "$steady"
+}
+
+lenet_density=$(sync_value lenet_fashion density)
+resnet_density=$(sync_value resnet20_fashion density)
+half() { awk -v d="$1" 'BEGIN { printf "%.8g\n", d / 2 }'; }
+
+if part main; then
+  for seed in "${seeds[@]}"; do
+    iwp_run lenet_fashion 64 4 "$seed" DENSE DENSE
+    iwp_run lenet_fashion 64 4 "$seed" IWP IWP
+  done
+  for seed in "${seeds[@]}"; do
+    iwp_run resnet20_fashion 64 4 "$seed" DENSE DENSE
+    iwp_run resnet20_fashion 64 4 "$seed" IWP IWP
+  done
+fi
+if part stretch; then
+  for seed in "${seeds[@]}"; do
+    iwp_run lenet_fashion 64 4 "$seed" "IWP, density / 2" IWP "density: $(half "$lenet_density")"
+  done
+  for seed in "${stretch_seeds[@]}"; do
+    iwp_run resnet20_fashion 64 4 "$seed" "IWP, density / 2" IWP "density: $(half "$resnet_density")"
+  done
+fi
+if part robustness; then
+  for seed in "${robust_seeds[@]}"; do
+    for batch in 16 64; do
+      for n in 2 4 8; do
+        [[ $batch == 64 && $n == 4 ]] && continue  # the main part's runs
+        iwp_run lenet_fashion "$batch" "$n" "$seed" DENSE DENSE
+        iwp_run lenet_fashion "$batch" "$n" "$seed" IWP IWP
+      done
+    done
+  done
+fi
+if part ranks; then
+  for seed in "${robust_seeds[@]}"; do
+    for n in 2 4 8; do
+      iwp_run lenet_fashion 64 "$n" "$seed" TOPK_ALLGATHER TOPK_ALLGATHER
+    done
+  done
+fi
+if part ablation; then
+  shipped_warmup=$(sync_value resnet20_fashion warmup_iter)
+  for seed in "${ablation_seeds[@]}"; do
+    iwp_run resnet20_fashion 64 4 "$seed" "IWP, |v| instead of |v|/|w|" IWP "score: MAGNITUDE"
+    iwp_run resnet20_fashion 64 4 "$seed" "IWP, one global threshold" IWP "layer_wise: false"
+    iwp_run resnet20_fashion 64 4 "$seed" "IWP, uniform density" IWP "vmr_exponent: 0"
+    iwp_run resnet20_fashion 64 4 "$seed" "IWP, no stochastic update" IWP "stochastic_fraction: 0"
+    iwp_run resnet20_fashion 64 4 "$seed" "IWP, no warm-up" IWP "warmup_iter: 0" "density_schedule:"
+    iwp_run resnet20_fashion 64 4 "$seed" "IWP, warm-up x 2" IWP "warmup_iter: $(( 2 * shipped_warmup ))"
+    iwp_run resnet20_fashion 64 4 "$seed" "IWP, local clipping" IWP "clip_norm: 5"
+    iwp_run resnet20_fashion 64 4 "$seed" "IWP, no momentum correction" IWP "momentum_correction: false"
+    iwp_run resnet20_fashion 64 4 "$seed" "IWP, every rank leads" IWP "leader: EVERY_RANK"
+  done
+fi
+
+overrides=""
+for var in PARTS SEEDS STRETCH_SEEDS ROBUST_SEEDS ABLATION_SEEDS; do
+  [[ -n ${!var+set} ]] && overrides+="$var=\"${!var}\" "
+done
+python3 "$repo/scripts/repro_report.py" --manifest "$manifest" --out "$out" \
+  --title "IWP at full length: the shipped solvers against DENSE from the same files" \
+  --note "Every run is a shipped models/<net>/solver_iwp.prototxt (LeNet: 3000 iterations, ResNet-20: 4000, both at 4 ranks x batch 64 = 256 per step unless the row says otherwise) with the seed and at most the fields its label names changed; DENSE is the same file with method: DENSE. Top-1 on the whole 10k test set after the last iteration. Seeds: ${seeds[*]} for the main rows and LeNet's density / 2; ${stretch_seeds[*]} for ResNet-20's density / 2; ${robust_seeds[*]} for the robustness and rank rows; ${ablation_seeds[*]} for the ablation. Model names with _b16 ran at batch 16 per rank. Machine: $(nproc) cores, $(uname -m), ranks oversubscribed under mpirun --oversubscribe. Generated $(date -u +%Y-%m-%d)." \
+  --note "Shipped settings: LeNet $(sed -n 's/.*\(sync_param {.*\)/\1/p' "$runs/$(run_name lenet_fashion IWP 4 "${seeds[0]}").prototxt" 2>/dev/null); ResNet-20 $(sed -n 's/.*\(sync_param {.*\)/\1/p' "$runs/$(run_name resnet20_fashion IWP 4 "${seeds[0]}").prototxt" 2>/dev/null)." \
+  --command "${overrides}scripts/reproduce_fashion.sh --iwp-full${out_arg:+ --out $out_arg}" \
+  --curve-ranks 4
+echo "reproduce_fashion --iwp-full: $count run(s) trained, $(( $(date +%s) - started )) s; see $out/TABLE.md"
