@@ -14,7 +14,8 @@
 #   ablation    ResNet-20, IWP with one ingredient removed or changed per row, at the
 #               same density, seeds $ABLATION_SEEDS (default 1)
 #
-# PARTS="main stretch robustness ranks ablation" (the default) picks parts. Writes
+# PARTS="main stretch robustness ranks ablation" (the default) picks parts, MODELS
+# ("lenet_fashion resnet20_fashion", the default) the nets. Writes
 # results/iwp_full/TABLE.md, README.md and plots. Measured on the 2-core
 # development VM with nothing else running: a LeNet run takes 1.5-4 minutes (8
 # ranks and batch 64 the longest), a ResNet-20 run 16-20 minutes; the default set is
@@ -26,6 +27,8 @@ read -r -a stretch_seeds <<< "${STRETCH_SEEDS:-1}"
 read -r -a robust_seeds <<< "${ROBUST_SEEDS:-1}"
 read -r -a ablation_seeds <<< "${ABLATION_SEEDS:-1}"
 part() { [[ " ${parts[*]} " == *" $1 "* ]]; }
+read -r -a models <<< "${MODELS:-lenet_fashion resnet20_fashion}"
+has_model() { [[ " ${models[*]} " == *" $1 "* ]]; }
 
 # sync_value MODEL FIELD: a field of the shipped solver's sync_param block.
 sync_value() {
@@ -80,24 +83,26 @@ resnet_density=$(sync_value resnet20_fashion density)
 half() { awk -v d="$1" 'BEGIN { printf "%.8g\n", d / 2 }'; }
 
 if part main; then
-  for seed in "${seeds[@]}"; do
-    iwp_run lenet_fashion 64 4 "$seed" DENSE DENSE
-    iwp_run lenet_fashion 64 4 "$seed" IWP IWP
-  done
-  for seed in "${seeds[@]}"; do
-    iwp_run resnet20_fashion 64 4 "$seed" DENSE DENSE
-    iwp_run resnet20_fashion 64 4 "$seed" IWP IWP
+  for model in "${models[@]}"; do
+    for seed in "${seeds[@]}"; do
+      iwp_run "$model" 64 4 "$seed" DENSE DENSE
+      iwp_run "$model" 64 4 "$seed" IWP IWP
+    done
   done
 fi
 if part stretch; then
-  for seed in "${seeds[@]}"; do
-    iwp_run lenet_fashion 64 4 "$seed" "IWP, density / 2" IWP "density: $(half "$lenet_density")"
-  done
-  for seed in "${stretch_seeds[@]}"; do
-    iwp_run resnet20_fashion 64 4 "$seed" "IWP, density / 2" IWP "density: $(half "$resnet_density")"
-  done
+  if has_model lenet_fashion; then
+    for seed in "${seeds[@]}"; do
+      iwp_run lenet_fashion 64 4 "$seed" "IWP, density / 2" IWP "density: $(half "$lenet_density")"
+    done
+  fi
+  if has_model resnet20_fashion; then
+    for seed in "${stretch_seeds[@]}"; do
+      iwp_run resnet20_fashion 64 4 "$seed" "IWP, density / 2" IWP "density: $(half "$resnet_density")"
+    done
+  fi
 fi
-if part robustness; then
+if part robustness && has_model lenet_fashion; then
   for seed in "${robust_seeds[@]}"; do
     for batch in 16 64; do
       for n in 2 4 8; do
@@ -108,14 +113,14 @@ if part robustness; then
     done
   done
 fi
-if part ranks; then
+if part ranks && has_model lenet_fashion; then
   for seed in "${robust_seeds[@]}"; do
     for n in 2 4 8; do
       iwp_run lenet_fashion 64 "$n" "$seed" TOPK_ALLGATHER TOPK_ALLGATHER
     done
   done
 fi
-if part ablation; then
+if part ablation && has_model resnet20_fashion; then
   shipped_warmup=$(sync_value resnet20_fashion warmup_iter)
   for seed in "${ablation_seeds[@]}"; do
     iwp_run resnet20_fashion 64 4 "$seed" "IWP, |v| instead of |v|/|w|" IWP "score: MAGNITUDE"
@@ -131,7 +136,7 @@ if part ablation; then
 fi
 
 overrides=""
-for var in PARTS SEEDS STRETCH_SEEDS ROBUST_SEEDS ABLATION_SEEDS; do
+for var in PARTS MODELS SEEDS STRETCH_SEEDS ROBUST_SEEDS ABLATION_SEEDS; do
   [[ -n ${!var+set} ]] && overrides+="$var=\"${!var}\" "
 done
 python3 "$repo/scripts/repro_report.py" --manifest "$manifest" --out "$out" \

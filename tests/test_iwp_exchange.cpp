@@ -189,6 +189,38 @@ TEST(IwpExchangeLocalTest, PerLayerBudgetsAddUpToTheTarget) {
   }
 }
 
+// The rate limit: no applied value moves its weight by more than the bound, the
+// rest waits in the residual, and the bound bites on long-delayed sums.
+TEST(IwpExchangeLocalTest, RateLimitBoundsTheStepAndKeepsTheRest) {
+  auto exchange = MakeIwp("density: 0.05 max_relative_step: 0.1");
+  exchange->TakeOverMomentum(0.9f);  // not taken: the solver's momentum gain is 10
+  Params params({4000});
+  const float rate = 0.5f;
+  double held_back = 0;
+  for (int t = 0; t < 30; ++t) {
+    params.SetGradients(t);
+    vector<float> before = t == 0 ? vector<float>(4000, 0.f) : exchange->residual(0);
+    const float* g = params.ptrs[0]->cpu_diff();
+    for (int64_t i = 0; i < 4000; ++i) before[i] += g[i];
+    exchange->set_step_rates({rate});
+    exchange->Exchange(t, params.ptrs);
+    const Blob& blob = *params.ptrs[0];
+    double squares = 0;
+    for (int64_t i = 0; i < 4000; ++i) squares += double(blob.cpu_data()[i]) * blob.cpu_data()[i];
+    const double rms = std::sqrt(squares / 4000);
+    for (int64_t i = 0; i < 4000; ++i) {
+      const float applied = blob.cpu_diff()[i];
+      const double bound = 0.1 * (std::fabs(blob.cpu_data()[i]) + rms) / (rate * 10);
+      ASSERT_LE(std::fabs(applied), bound * (1 + 1e-5)) << "step " << t << " element " << i;
+      // Conservation on one rank: what was there = what was applied + what stays.
+      ASSERT_NEAR(before[i], applied + exchange->residual(0)[i], 1e-4 * std::max(1.f, std::fabs(before[i])));
+      if (applied != 0) held_back += std::fabs(exchange->residual(0)[i]);
+    }
+  }
+  EXPECT_GT(exchange->stats().total_capped(), 0);
+  EXPECT_GT(held_back, 0) << "capped values keep the rest";
+}
+
 TEST(IwpExchangeLocalTest, NonFiniteResidualIsAnErrorNamingTheBlob) {
   auto exchange = MakeIwp("density: 0.1");
   exchange->set_param_names({"conv1[0]", "conv2[0]"});

@@ -95,6 +95,8 @@ TEST_P(ExchangeMethodTest, ConservesEveryCoordinateAndAppliesTheSameGradientEver
   bool clipped_some = false;
   for (int t = 0; t < steps; ++t) {
     params.SetGradients(g_comm->rank(), t);
+    // A rate large enough that the rate limit, where set, cuts values short.
+    exchange->set_step_rates(vector<float>(params.ptrs.size(), 1.f));
     for (size_t b = 0; b < params.ptrs.size(); ++b) {
       const float* g = params.ptrs[b]->cpu_diff();
       const int64_t count = params.ptrs[b]->count();
@@ -122,6 +124,9 @@ TEST_P(ExchangeMethodTest, ConservesEveryCoordinateAndAppliesTheSameGradientEver
     }
   }
   if (sync.clip_norm() > 0) EXPECT_TRUE(clipped_some) << "the clip norm must bite, or the case proves nothing";
+  if (sync.max_relative_step() > 0) {
+    EXPECT_GT(exchange->stats().total_capped(), 0) << "the rate limit must bite, or the case proves nothing";
+  }
   for (size_t b = 0; b < params.ptrs.size(); ++b) {
     vector<double> resid(params.ptrs[b]->count(), 0);
     if (residual_exchange) {
@@ -153,6 +158,8 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(SyncParameter::IWP, string("stochastic_fraction: 0.3 score: MAGNITUDE")),
                       std::make_tuple(SyncParameter::IWP, string("leader: EVERY_RANK stochastic_fraction: 0.1")),
                       std::make_tuple(SyncParameter::IWP, string("clip_norm: 20")),
+                      std::make_tuple(SyncParameter::IWP, string("max_relative_step: 0.5")),
+                      std::make_tuple(SyncParameter::IWP, string("max_relative_step: 0.5 momentum_correction: true leader: EVERY_RANK")),
                       std::make_tuple(SyncParameter::IWP, string("momentum_correction: true")),
                       std::make_tuple(SyncParameter::IWP, string("momentum_correction: true clip_norm: 20 stochastic_fraction: 0.2")),
                       std::make_tuple(SyncParameter::TOPK_ALLGATHER, string("momentum_correction: true clip_norm: 20")),

@@ -181,6 +181,7 @@ Solver::~Solver() {
 void Solver::set_gradient_exchange(shared_ptr<GradientExchange> exchange) {
   exchange_ = std::move(exchange);
   exchanged_params_.clear();
+  exchanged_lr_mults_.clear();
   statistic_params_.clear();
   if (!exchange_) return;
   // Only blobs that receive a gradient take part: the others' diffs are zero on
@@ -196,6 +197,7 @@ void Solver::set_gradient_exchange(shared_ptr<GradientExchange> exchange) {
     if (statistic[p]) statistic_params_.push_back(blob);
     if (!receives[p]) continue;
     exchanged_params_.push_back(blob);
+    exchanged_lr_mults_.push_back(net_->params_lr()[p]);
     names.push_back(net_->learnable_param_names()[p]);
     ready_layers.push_back(ready[p]);
   }
@@ -387,6 +389,12 @@ void Solver::Step(int iters) {
       // gradient it accumulates, or decay loses the 1 / (1 - momentum) gain it has in
       // the dense solver (DGC adds it before momentum correction too).
       if (momentum_in_exchange_) RegularizeBeforeExchange();
+      if (exchange_->param().max_relative_step() > 0) {
+        const float rate = GetLearningRate();
+        vector<float> rates;
+        for (size_t p = 0; p < exchanged_lr_mults_.size(); ++p) rates.push_back(rate * exchanged_lr_mults_[p]);
+        exchange_->set_step_rates(rates);
+      }
       exchange_->Exchange(iter_, exchanged_params_);
     }
     ApplyUpdate();

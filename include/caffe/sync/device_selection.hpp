@@ -99,6 +99,12 @@ int64_t DeviceStochasticDraw(const int32_t* last_sent, const float* known, int64
 // *not_finite (when not null) is set to 1 if some v is then not finite.
 void DeviceClipAndAccumulate(float* g, int64_t n, float clip, float momentum, float* v, float* u,
                              int32_t* not_finite, DeviceSelectionWorkspace* workspace);
+// ResidualExchange::LimitStep on device data: at i = indices[j], where |diff[i]| >
+// cap = scale * (|w[i]| + rms), diff[i] becomes +-cap and v[i] = local[j] * (1 - cap /
+// |diff[i]|). Returns how many were cut short.
+int64_t DeviceRateLimit(const int32_t* indices, int64_t count, const float* w, float rms,
+                        float scale, const float* local, float* diff, float* v,
+                        DeviceSelectionWorkspace* workspace);
 // *out = 1 when any of the `count` flags is set, else 0 (one thread: count is the
 // number of blobs).
 void DeviceAnyFlagAsFloat(const int32_t* flags, int64_t count, float* out);

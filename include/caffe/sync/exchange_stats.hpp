@@ -38,6 +38,13 @@ class ExchangeStats {
     blobs_[index].mean_age = mean_age;
   }
   bool writes_csv() const { return csv_ != nullptr; }
+  // Values the rate limit cut short this step (max_relative_step).
+  void AddCapped(int64_t count) {
+    window_capped_ += count;
+    total_capped_ += count;
+  }
+  int64_t window_capped() const { return window_capped_; }
+  int64_t total_capped() const { return total_capped_; }
   // Closes a step: `bytes_sent` is what this rank put on the wire, `dense_bytes`
   // what a dense ring all-reduce would have sent, `density` the target in force.
   void EndStep(int64_t elements, int64_t sent, int64_t bytes_sent, double dense_bytes,
@@ -97,6 +104,7 @@ class ExchangeStats {
   double total_seconds_[kNumPhases] = {0, 0, 0, 0};
   float last_density_ = 1;
   int64_t max_age_ = 0, window_max_age_ = 0;
+  int64_t window_capped_ = 0, total_capped_ = 0;
   double mean_age_ = 0;
   int64_t sparse_steps_ = 0, sparse_elements_ = 0, sparse_sent_ = 0, sparse_bytes_ = 0;
   double sparse_dense_bytes_ = 0;

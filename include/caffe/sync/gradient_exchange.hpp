@@ -33,6 +33,9 @@ class GradientExchange {
   // The solver offers its momentum; a strategy that applies momentum itself (DGC
   // momentum correction) takes it and returns true, and the solver then runs plain SGD.
   virtual bool TakeOverMomentum(float momentum) { return false; }
+  // Before each Exchange: the rate the solver will apply to each blob's diff (base
+  // rate x lr_mult), for a rate limit (SyncParameter.max_relative_step).
+  void set_step_rates(const vector<float>& rates) { step_rates_ = rates; }
 
   // What the solver knows about its net: for each parameter, the layer after whose
   // backward its gradient is final (Net::learnable_param_ready_layers), and whether
@@ -93,6 +96,7 @@ class GradientExchange {
   vector<string> param_names_;
   vector<int64_t> param_sizes_;
   vector<int> param_ready_layers_;
+  vector<float> step_rates_;
   bool gpu_mode_ = false;
   ExchangeStats stats_;
 };

@@ -136,7 +136,11 @@ class ResidualExchange : public GradientExchange {
   mutable vector<vector<float>> velocity_;  // u (momentum correction only)
   float momentum_ = 0;
   bool momentum_correction_ = false;
+  // The solver's momentum, offered whether taken over or not (the rate limit counts
+  // its gain when the solver applies it).
+  float solver_momentum_ = 0;
   vector<float> values_;  // scratch: gathered values for the all-reduce
+  vector<float> local_values_;  // scratch: this rank's part of them (rate limit)
   // Per coordinate: the iteration it was last sent (cleared) at, and with
   // TrackKnownImportance its importance then. Host, or mirrors like residual_.
   mutable vector<vector<int32_t>> last_sent_;
@@ -148,6 +152,9 @@ class ResidualExchange : public GradientExchange {
   void PlanBudget(const vector<Blob*>& params);
   // Marks every coordinate of blob b sent at the current step.
   void MarkAllSent(size_t b);
+  // The rate limit (max_relative_step) on blob b's values just applied at `indices`
+  // (host diffs); `local` holds what this rank sent for them.
+  void LimitStep(size_t b, Blob& param, const vector<int32_t>& indices, const float* local);
   // The smallest last-sent iteration of blob b and the sum of all of them.
   void LastSentMinAndSum(size_t b, int64_t* min, double* sum) const;
   // Throws on every rank alike when the all-reduced count of ranks whose residual is
@@ -192,6 +199,7 @@ class ResidualExchange : public GradientExchange {
   DeviceBuffer device_values_, device_indices_;
   DeviceBuffer device_message_;  // BroadcastMessage's staging buffer
   DeviceBuffer device_health_;   // int32: set when an accumulated residual is not finite
+  DeviceBuffer device_local_values_;  // this rank's gathered values (rate limit)
   DeviceSelectionWorkspace device_workspace_;
   // NCCL for the values when built in and several ranks run (null otherwise).
   std::shared_ptr<Communicator> device_comm_;

@@ -107,6 +107,22 @@ __global__ void ScaleAndAccumulateKernel(float* g, int64_t n, float scale, float
   }
 }
 
+__global__ void RateLimitKernel(const int32_t* indices, int64_t count, const float* w, float rms,
+                                float scale, const float* local, float* diff, float* v,
+                                unsigned long long* capped) {
+  CUDA_GRID_STRIDE_LOOP(j, count) {
+    const int32_t i = indices[j];
+    const float cap = scale * (fabsf(w[i]) + rms);
+    const float applied = diff[i];
+    if (fabsf(applied) > cap) {
+      const float keep = 1.f - cap / fabsf(applied);
+      diff[i] = copysignf(cap, applied);
+      v[i] = local[j] * keep;
+      atomicAdd(capped, 1ull);
+    }
+  }
+}
+
 __global__ void FlagAsFloatKernel(const int32_t* flags, int64_t count, float* out) {
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     float any = 0.f;
@@ -386,8 +402,8 @@ int64_t DeviceStochasticDraw(const int32_t* last_sent, const float* known, int64
   // The host's formula with tree sums in double instead of running sums: the weights
   // agree to far below the resolution of the 24-bit uniforms they are compared with.
   RunCub(&ws->cub_temp, [&](void* storage, size_t& bytes) {
-    return cub::DeviceReduce::TransformReduce(storage, bytes, known, reduced, n, cub::Sum(),
-                                              ToDouble(), 0.0);
+    return cub::DeviceReduce::Sum(storage, bytes, thrust::make_transform_iterator(known, ToDouble()),
+                                  reduced, n);
   });
   const double mean_known = ReadBack(reduced) / n;
   StochasticWeight weight{last_sent, known, iter, mean_known, false};
@@ -411,6 +427,19 @@ int64_t DeviceStochasticDraw(const int32_t* last_sent, const float* known, int64
                                  selected, n, StochasticKeep{weight, expected / total, stream});
   });
   return ReadBack(selected);
+}
+
+int64_t DeviceRateLimit(const int32_t* indices, int64_t count, const float* w, float rms,
+                        float scale, const float* local, float* diff, float* v,
+                        DeviceSelectionWorkspace* ws) {
+  if (count <= 0) return 0;
+  ws->scalars.Reserve(sizeof(unsigned long long));
+  auto* capped = ws->scalars.as<unsigned long long>();
+  CUDA_CHECK(cudaMemset(capped, 0, sizeof(unsigned long long)));
+  RateLimitKernel<<<CudaGridBlocks(count), kCudaThreads>>>(indices, count, w, rms, scale, local,
+                                                            diff, v, capped);
+  CUDA_CHECK(cudaPeekAtLastError());
+  return static_cast<int64_t>(ReadBack(capped));
 }
 
 void DeviceAnyFlagAsFloat(const int32_t* flags, int64_t count, float* out) {

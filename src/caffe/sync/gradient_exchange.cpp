@@ -92,6 +92,10 @@ std::string GradientExchange::Summary() const {
                   mean_age);
     out += line;
   }
+  if (s.window_capped() > 0) {
+    std::snprintf(line, sizeof(line), ", rate-limited %.1f/step", s.window_capped() / steps);
+    out += line;
+  }
   return out;
 }
 
@@ -112,6 +116,8 @@ void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
   CAFFE_REQUIRE(p.clip_norm() >= 0) << where << "clip_norm must not be negative";
   CAFFE_REQUIRE(p.stochastic_fraction() >= 0 && p.stochastic_fraction() < 1)
       << where << "stochastic_fraction must lie in [0, 1), found " << p.stochastic_fraction();
+  CAFFE_REQUIRE(p.max_relative_step() >= 0)
+      << where << "max_relative_step must not be negative, found " << p.max_relative_step();
   CAFFE_REQUIRE(p.max_dense_share() >= 0 && p.max_dense_share() <= 1)
       << where << "max_dense_share must lie in [0, 1], found " << p.max_dense_share();
   CAFFE_REQUIRE(p.leader() == SyncParameter::PER_STEP || p.layer_wise() ||

@@ -28,6 +28,7 @@ constexpr uint64_t kStochasticSalt = 0x5a1e5ull;
 }  // namespace
 
 bool ResidualExchange::TakeOverMomentum(float momentum) {
+  solver_momentum_ = momentum;
   if (!param_.momentum_correction()) return false;
   momentum_ = momentum;
   momentum_correction_ = true;
@@ -386,6 +387,8 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
   }
   stats_.AddTime(ExchangeStats::SCATTER, SecondsSince(start));
 
+  const bool limit = param_.max_relative_step() > 0 && step_rates_.size() == params.size();
+  if (limit) local_values_.assign(values_.begin(), values_.begin() + total);
   start = std::chrono::steady_clock::now();
   if (comm_->size() > 1) comm_->AllReduceSum(values_.data(), total + 1);
   stats_.AddTime(ExchangeStats::ALLREDUCE, SecondsSince(start));
@@ -427,6 +430,7 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
         for (int64_t j = begin; j < end; ++j) diff[index[j]] = in[j] * inv;
       });
       ClearSent(b, indices);
+      if (limit) LimitStep(b, *p, indices, local_values_.data() + pos);
       if (!known_importance_.empty()) {
         // What every rank now knows of these coordinates' importance: the stochastic
         // update's hint of which waiting coordinates are likely to matter.
@@ -441,6 +445,38 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
   }
   stats_.AddTime(ExchangeStats::SCATTER, SecondsSince(start));
   return total;
+}
+
+void ResidualExchange::LimitStep(size_t b, Blob& param, const vector<int32_t>& indices,
+                                 const float* local) {
+  // What one step moves the weight: rate x value, times 1 / (1 - m) when the solver's
+  // momentum goes on applying it.
+  const double gain = momentum_correction_ || solver_momentum_ >= 1 ? 1.0 : 1.0 / (1.0 - solver_momentum_);
+  const double rate = step_rates_[b] * gain;
+  if (!(rate > 0)) return;
+  const int64_t n = param.count();
+  const float* w = param.cpu_data();
+  double squares = 0;
+  for (int64_t i = 0; i < n; ++i) squares += double(w[i]) * w[i];
+  const float rms = static_cast<float>(std::sqrt(squares / std::max<int64_t>(n, 1)));
+  const float scale = static_cast<float>(param_.max_relative_step() / rate);
+  float* diff = param.mutable_cpu_diff();
+  float* v = residual_[b].data();
+  int64_t capped = 0;
+  for (size_t j = 0; j < indices.size(); ++j) {
+    const int32_t i = indices[j];
+    const float cap = scale * (std::fabs(w[i]) + rms);
+    const float applied = diff[i];
+    if (std::fabs(applied) <= cap) continue;
+    // The rest goes back to the ranks' residuals in proportion to what each sent:
+    // every rank keeps the same fraction of its own value, so their sum is exactly
+    // N x (applied - cap) and conservation holds.
+    const float keep = 1.f - cap / std::fabs(applied);
+    diff[i] = std::copysign(cap, applied);
+    v[i] = local[j] * keep;
+    ++capped;
+  }
+  stats_.AddCapped(capped);
 }
 
 vector<int32_t> ResidualExchange::StochasticDraw(size_t b, double expected) {

@@ -93,6 +93,12 @@ int64_t ResidualExchange::ReduceSelectedOnDevice(const vector<Blob*>& params,
   }
   stats_.AddTime(ExchangeStats::SCATTER, DeviceSecondsSince(start));
 
+  const bool limit = param_.max_relative_step() > 0 && step_rates_.size() == params.size();
+  if (limit && total > 0) {
+    device_local_values_.Reserve(total * sizeof(float));
+    CUDA_CHECK(cudaMemcpy(device_local_values_.data(), values, total * sizeof(float),
+                          cudaMemcpyDeviceToDevice));
+  }
   start = std::chrono::steady_clock::now();
   AllReduceOnDevice(values, total + 1);
   stats_.AddTime(ExchangeStats::ALLREDUCE, DeviceSecondsSince(start));
@@ -151,6 +157,20 @@ int64_t ResidualExchange::ReduceSelectedOnDevice(const vector<Blob*>& params,
       float* u = momentum_correction_ ? device_velocity_[b].as<float>() : nullptr;
       DeviceClearAt(at, k, v, u);
       DeviceMarkSent(at, k, current_iter(), device_last_sent_[b].as<int32_t>());
+      if (limit) {
+        const double gain =
+            momentum_correction_ || solver_momentum_ >= 1 ? 1.0 : 1.0 / (1.0 - solver_momentum_);
+        const double rate = step_rates_[b] * gain;
+        if (rate > 0) {
+          double w_sum = 0, w_squares = 0;
+          DeviceSumAndSquares(params[b]->gpu_data(), n, &w_sum, &w_squares, &device_workspace_);
+          const float rms = static_cast<float>(std::sqrt(w_squares / std::max<int64_t>(n, 1)));
+          stats_.AddCapped(DeviceRateLimit(at, k, params[b]->gpu_data(), rms,
+                                           static_cast<float>(param_.max_relative_step() / rate),
+                                           device_local_values_.as<float>() + pos, diff, v,
+                                           &device_workspace_));
+        }
+      }
       if (known) DeviceRecordImportance(diff, params[b]->gpu_data(), at, k, param_.epsilon(), divide, known);
       pos += k;
     }
