@@ -100,7 +100,7 @@ if [[ $mode == quick ]]; then
   vmr_exponents=(1)
 elif [[ $mode == iwp_full ]]; then
   out=${out:-$repo/results/iwp_full}
-  models=(lenet_fashion resnet20_fashion)
+  read -r -a models <<< "${MODELS:-lenet_fashion resnet20_fashion}"
   read -r -a seeds <<< "${SEEDS:-1 2 3}"
 else
   out=${out:-$repo/results/fashion}

@@ -27,7 +27,6 @@ read -r -a stretch_seeds <<< "${STRETCH_SEEDS:-1}"
 read -r -a robust_seeds <<< "${ROBUST_SEEDS:-1}"
 read -r -a ablation_seeds <<< "${ABLATION_SEEDS:-1}"
 part() { [[ " ${parts[*]} " == *" $1 "* ]]; }
-read -r -a models <<< "${MODELS:-lenet_fashion resnet20_fashion}"
 has_model() { [[ " ${models[*]} " == *" $1 "* ]]; }
 
 # sync_value MODEL FIELD: a field of the shipped solver's sync_param block.
