@@ -134,6 +134,19 @@ if part ablation && has_model resnet20_fashion; then
   done
 fi
 
+# shipped_settings: the sync_param block of each net's first IWP run, as it ran.
+shipped_settings() {
+  local model label sep=""
+  for model in "${models[@]}"; do
+    local file
+    file="$runs/$(run_name "$model" IWP 4 "${seeds[0]}").prototxt"
+    [[ -f $file ]] || continue
+    label=LeNet; [[ $model == resnet20_fashion ]] && label=ResNet-20
+    printf '%s %s %s' "$sep" "$label" "$(sed -n 's/.*\(sync_param {.*\)/\1/p' "$file")"
+    sep=";"
+  done
+}
+
 overrides=""
 for var in PARTS MODELS SEEDS STRETCH_SEEDS ROBUST_SEEDS ABLATION_SEEDS; do
   [[ -n ${!var+set} ]] && overrides+="$var=\"${!var}\" "
@@ -141,7 +154,7 @@ done
 python3 "$repo/scripts/repro_report.py" --manifest "$manifest" --out "$out" \
   --title "IWP at full length: the shipped solvers against DENSE from the same files" \
   --note "Every run is a shipped models/<net>/solver_iwp.prototxt (LeNet: 3000 iterations, ResNet-20: 4000, both at 4 ranks x batch 64 = 256 per step unless the row says otherwise) with the seed and at most the fields its label names changed; DENSE is the same file with method: DENSE. Top-1 on the whole 10k test set after the last iteration. Seeds: ${seeds[*]} for the main rows and LeNet's density / 2; ${stretch_seeds[*]} for ResNet-20's density / 2; ${robust_seeds[*]} for the robustness and rank rows; ${ablation_seeds[*]} for the ablation. Model names with _b16 ran at batch 16 per rank. Machine: $(nproc) cores, $(uname -m), ranks oversubscribed under mpirun --oversubscribe. Generated $(date -u +%Y-%m-%d)." \
-  --note "Shipped settings: LeNet $(sed -n 's/.*\(sync_param {.*\)/\1/p' "$runs/$(run_name lenet_fashion IWP 4 "${seeds[0]}").prototxt" 2>/dev/null); ResNet-20 $(sed -n 's/.*\(sync_param {.*\)/\1/p' "$runs/$(run_name resnet20_fashion IWP 4 "${seeds[0]}").prototxt" 2>/dev/null)." \
+  --note "Shipped settings:$(shipped_settings)." \
   --command "${overrides}scripts/reproduce_fashion.sh --iwp-full${out_arg:+ --out $out_arg}" \
   --curve-ranks 4
 echo "reproduce_fashion --iwp-full: $count run(s) trained, $(( $(date +%s) - started )) s; see $out/TABLE.md"
