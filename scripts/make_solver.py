@@ -22,44 +22,28 @@ import sys
 _TOP_LEVEL_FIELD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*:")
 
 
-def strip_block(lines, name):
-    """Drops a top-level `name { ... }` block (braces counted, comments ignored)."""
-    out, depth, inside = [], 0, False
+def split_block(lines, name):
+    """Splits off every top-level `name { ... }` block (braces counted, comments
+    ignored): returns the lines outside them and the first block's contents ("" if
+    there is none)."""
+    outside, contents, depth, blocks = [], [], 0, 0
     for line in lines:
         code = line.split("#", 1)[0]
-        if not inside and re.match(r"^\s*%s\s*\{" % name, code):
-            inside = True
-            depth = 0
-        if inside:
-            depth += code.count("{") - code.count("}")
-            if depth <= 0 and "}" in code:
-                inside = False
-            continue
-        out.append(line)
-    return out
+        if depth == 0:
+            if not re.match(r"^\s*%s\s*\{" % name, code):
+                outside.append(line)
+                continue
+            blocks += 1
+            code = code.split("{", 1)[1]
+            depth = 1
+        depth += code.count("{") - code.count("}")
+        if blocks == 1:
+            contents.append(code.rsplit("}", 1)[0] if depth <= 0 else code)
+        depth = max(depth, 0)
+    return outside, " ".join(contents)
 
 
 _SYNC_ENTRY = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*:\s*("[^"]*"|[^\s}]+)')
-
-
-def block_text(lines, name):
-    """The contents of a top-level `name { ... }` block, comments dropped ("" if none)."""
-    text, depth, inside = [], 0, False
-    for line in lines:
-        code = line.split("#", 1)[0]
-        if not inside and re.match(r"^\s*%s\s*\{" % name, code):
-            inside = True
-            depth = 0
-            code = code.split("{", 1)[1]
-            depth = 1
-        elif not inside:
-            continue
-        depth += code.count("{") - code.count("}")
-        if depth <= 0:
-            text.append(code.rsplit("}", 1)[0])
-            break
-        text.append(code)
-    return " ".join(text)
 
 
 def edit_sync(text, sets):
@@ -77,10 +61,11 @@ def edit_sync(text, sets):
 
 def make_solver(base_text, overrides, sync, sync_sets=()):
     lines = base_text.splitlines()
+    outside, base_sync = split_block(lines, "sync_param")
     if sync_sets:
-        sync = edit_sync(sync if sync is not None else block_text(lines, "sync_param"), sync_sets)
+        sync = edit_sync(sync if sync is not None else base_sync, sync_sets)
     if sync is not None:
-        lines = strip_block(lines, "sync_param")
+        lines = outside
     out = []
     placed = set()
     for line in lines:

@@ -152,6 +152,9 @@ class ResidualExchange : public GradientExchange {
   void PlanBudget(const vector<Blob*>& params);
   // Marks every coordinate of blob b sent at the current step.
   void MarkAllSent(size_t b);
+  // The rate the solver applies to blob b's diff this step, with the solver's momentum
+  // gain when it applies the momentum (the rate limit's scale).
+  double StepRate(size_t b) const;
   // The rate limit (max_relative_step) on blob b's values just applied at `indices`
   // (host diffs); `local` holds what this rank sent for them.
   void LimitStep(size_t b, Blob& param, const vector<int32_t>& indices, const float* local);

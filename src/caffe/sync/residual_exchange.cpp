@@ -447,12 +447,17 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
   return total;
 }
 
-void ResidualExchange::LimitStep(size_t b, Blob& param, const vector<int32_t>& indices,
-                                 const float* local) {
+double ResidualExchange::StepRate(size_t b) const {
   // What one step moves the weight: rate x value, times 1 / (1 - m) when the solver's
   // momentum goes on applying it.
-  const double gain = momentum_correction_ || solver_momentum_ >= 1 ? 1.0 : 1.0 / (1.0 - solver_momentum_);
-  const double rate = step_rates_[b] * gain;
+  const double gain =
+      momentum_correction_ || solver_momentum_ >= 1 ? 1.0 : 1.0 / (1.0 - solver_momentum_);
+  return step_rates_[b] * gain;
+}
+
+void ResidualExchange::LimitStep(size_t b, Blob& param, const vector<int32_t>& indices,
+                                 const float* local) {
+  const double rate = StepRate(b);
   if (!(rate > 0)) return;
   const int64_t n = param.count();
   const float* w = param.cpu_data();

@@ -158,9 +158,7 @@ int64_t ResidualExchange::ReduceSelectedOnDevice(const vector<Blob*>& params,
       DeviceClearAt(at, k, v, u);
       DeviceMarkSent(at, k, current_iter(), device_last_sent_[b].as<int32_t>());
       if (limit) {
-        const double gain =
-            momentum_correction_ || solver_momentum_ >= 1 ? 1.0 : 1.0 / (1.0 - solver_momentum_);
-        const double rate = step_rates_[b] * gain;
+        const double rate = StepRate(b);
         if (rate > 0) {
           double w_sum = 0, w_squares = 0;
           DeviceSumAndSquares(params[b]->gpu_data(), n, &w_sum, &w_squares, &device_workspace_);
