@@ -41,6 +41,7 @@ int RiceParameter(const std::vector<int32_t>& sorted_indices, int64_t n) {
   int best = guess;
   int64_t best_bits = RiceBits(sorted_indices, guess);
   for (int r = std::max(0, guess - 2); r <= std::min(30, guess + 2); ++r) {
+    if (r == guess) continue;
     const int64_t bits = RiceBits(sorted_indices, r);
     if (bits < best_bits) {
       best = r;
