@@ -355,6 +355,10 @@ TEST(PoolingLayerTest, Errors) {
   ExpectSetUpError(PoolParam("pool: AVE kernel_size: 2"), &image, 2, "at most 1 top");
   ExpectSetUpError(PoolParam("pool: MAX kernel_size: 3 round_mode: FLOOR"), &tiny, 1,
                    "does not fit");
+  // A huge pad makes a top of about 5e16 elements: its index cannot be allocated, and
+  // that is the layer's error, not std::bad_alloc.
+  ExpectSetUpError(PoolParam("pool: MAX kernel_size: 2000000000 pad: 1121664915"), &tiny, 1,
+                   "the max-pooling index needs");
 }
 
 TEST(PoolingLayerTest, RegisteredAsPooling) {

@@ -11,6 +11,7 @@
 #include "caffe/blob.hpp"
 #include "caffe/common.hpp"
 #include "caffe/proto/caffe.pb.h"
+#include "caffe/util/host_memory_limit.hpp"
 
 namespace caffe {
 
@@ -92,6 +93,11 @@ class Layer {
 
   // Starts a user-facing error naming this layer: Fail() << "what was wrong".
   ErrorBuilder Fail() const;
+  // Sizes a host scratch vector (a pooling index, an eltwise argmax) to `count` entries.
+  // Reshape sizes these while the net is built, before any blob allocates, so a shape
+  // too large for the host is reported here as this layer's error naming `what`.
+  template <typename T>
+  void ResizeScratch(vector<T>* scratch, int64_t count, const char* what) const;
   // The prototxt name of bottom/top i, or "#i" for layers built without names.
   string bottom_name(int i) const;
   string top_name(int i) const;
@@ -114,6 +120,14 @@ class Layer {
   if (condition) {               \
   } else                         \
     this->Fail()
+
+template <typename T>
+void Layer::ResizeScratch(vector<T>* scratch, int64_t count, const char* what) const {
+  LAYER_REQUIRE(HostAllocationFits(count, sizeof(T)))
+      << what << " needs " << count << " entries of " << sizeof(T)
+      << " bytes, more than the host memory (or its limit) allows";
+  scratch->resize(static_cast<size_t>(count));
+}
 
 }  // namespace caffe
 

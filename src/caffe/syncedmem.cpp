@@ -3,6 +3,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+
+#include <unistd.h>
 
 #include "caffe/common.hpp"
 #include "caffe/util/device_alternate.hpp"
@@ -75,6 +78,24 @@ void FreeHost(void* ptr, size_t size, bool pinned) {
 void SetHostMemoryLimit(size_t bytes) { host_memory_limit.store(bytes); }
 size_t HostMemoryLimit() { return host_memory_limit.load(); }
 size_t HostMemoryInUse() { return host_memory_in_use.load(); }
+
+bool HostAllocationFits(int64_t count, size_t element_size) {
+  if (count < 0) return false;
+  if (count == 0 || element_size == 0) return true;
+  const uint64_t elements = static_cast<uint64_t>(count);
+  if (elements > std::numeric_limits<size_t>::max() / element_size) return false;
+  const size_t bytes = static_cast<size_t>(elements) * element_size;
+  const size_t limit = host_memory_limit.load(std::memory_order_relaxed);
+  const size_t in_use = host_memory_in_use.load(std::memory_order_relaxed);
+  if (limit != 0 && (in_use > limit || bytes > limit - in_use)) return false;
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_size > 0 &&
+      bytes / static_cast<size_t>(page_size) > static_cast<size_t>(pages)) {
+    return false;
+  }
+  return true;
+}
 
 SyncedMemory::~SyncedMemory() {
   if (cpu_ptr_ && own_cpu_data_) FreeHost(cpu_ptr_, size_, cpu_pinned_);

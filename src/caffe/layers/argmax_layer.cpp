@@ -50,7 +50,7 @@ void ArgMaxLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& 
   const int64_t dim = has_axis_ ? in.shape(axis_) : in.count(1);
   const int64_t stride = has_axis_ ? in.count(axis_ + 1) : 1;
   const int64_t num = dim == 0 ? 0 : in.count() / dim;
-  candidates_.resize(dim);
+  ResizeScratch(&candidates_, dim, "the candidate list");
   for (int64_t i = 0; i < num; ++i) {
     const int64_t outer = i / stride, inner = i % stride;
     const float* row = x + outer * dim * stride + inner;

@@ -25,7 +25,7 @@ void ContrastiveLossLayer::Reshape(const vector<Blob*>& bottom, const vector<Blo
       << "similarity labels '" << bottom_name(2) << "' (" << ShapeToString(bottom[2]->shape())
       << ") must hold one label per pair, " << num_ << " in all";
   diff_.ReshapeLike(*bottom[0]);
-  dist_sq_.resize(num_);
+  ResizeScratch(&dist_sq_, num_, "the per-pair distances");
 }
 
 void ContrastiveLossLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {

@@ -59,7 +59,7 @@ bool DnnlPoolingLayer::ComputeGeometry(const vector<Blob*>& bottom, const vector
   // by the whole kernel. They differ only for windows that reach past that border.
   average_scale_.clear();
   if (!max_ && (pad_b > pad_h || pad_r > pad_w)) {
-    average_scale_.resize(out_h * out_w);
+    ResizeScratch(&average_scale_, out_h * out_w, "the border-window divisors");
     for (int64_t ph = 0; ph < out_h; ++ph) {
       const int64_t h0 = ph * stride_h - pad_h;
       const int64_t rows = std::min(h0 + kernel_h, height + pad_h) - h0;

@@ -29,7 +29,7 @@ void DropoutLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>&
     math::scale(count, scale, x, y);
     return;
   }
-  mask_.resize(count);
+  ResizeScratch(&mask_, count, "the dropout mask");
   math::rng_bernoulli(count, 1.f - dropout_ratio_, context().rng(), mask_.data());
   // The mask is drawn serially (one random stream); applying it is elementwise.
   const auto* mask = mask_.data();

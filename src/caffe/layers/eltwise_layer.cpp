@@ -34,7 +34,9 @@ void EltwiseLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top
         << bottom_name(int(i)) << "')";
   }
   top[0]->ReshapeLike(*bottom[0]);
-  if (op_ == EltwiseParameter::MAX) max_index_.resize(top[0]->count());
+  if (op_ == EltwiseParameter::MAX) {
+    ResizeScratch(&max_index_, top[0]->count(), "the MAX index");
+  }
 }
 
 void EltwiseLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {

@@ -13,7 +13,7 @@ void MVNLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) {
   const int64_t channels = in.num_axes() >= 2 ? in.shape(1) : 1;
   groups_ = layer_param_.mvn_param().across_channels() ? in.shape(0) : in.shape(0) * channels;
   dim_ = groups_ == 0 ? 0 : in.count() / groups_;
-  stddev_.resize(groups_);
+  ResizeScratch(&stddev_, groups_, "the per-group deviation");
   top[0]->ReshapeLike(in);
 }
 

@@ -115,7 +115,7 @@ void PoolingLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top
   for (Blob* t : top) t->Reshape(top_shape);
   const bool needs_index = (method_ == PoolingParameter::MAX && top.size() == 1) ||
                            (method_ == PoolingParameter::STOCHASTIC && phase_ == TRAIN);
-  source_index_.resize(needs_index ? top[0]->count() : 0);
+  ResizeScratch(&source_index_, needs_index ? top[0]->count() : 0, "the max-pooling index");
 }
 
 PoolingLayer::Window PoolingLayer::WindowAt(int ph, int pw) const {

@@ -18,7 +18,7 @@ void SoftmaxLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top
   channels_ = bottom[0]->shape(axis);
   inner_ = bottom[0]->count(axis + 1);
   top[0]->ReshapeLike(*bottom[0]);
-  scratch_.resize(inner_);
+  ResizeScratch(&scratch_, inner_, "the per-position scratch");
 }
 
 void SoftmaxLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
