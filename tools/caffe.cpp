@@ -17,8 +17,8 @@
 #include "caffe/sync/communicator.hpp"
 #include "caffe/sync/gradient_exchange.hpp"
 #include "caffe/util/device_alternate.hpp"
-#include "caffe/util/signal_handler.hpp"
 #include "caffe/util/upgrade_proto.hpp"
+#include "support/signal_handler.hpp"
 
 #ifdef USE_MPI
 #include <mpi.h>

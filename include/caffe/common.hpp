@@ -1,55 +1,20 @@
-// Basic vocabulary shared by every part of the framework: the execution context, the
-// user-facing error type, and the blob-vector aliases layers are written against.
+// The execution context shared by a net and its layers, with the error type and the
+// thread budget from util that every part of the core uses.
 #ifndef CAFFE_COMMON_HPP_
 #define CAFFE_COMMON_HPP_
 
 #include <cstdint>
 #include <memory>
 #include <random>
-#include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <glog/logging.h>
 
+#include "caffe/util/error.hpp"
+#include "caffe/util/num_threads.hpp"
+
 namespace caffe {
-
-using std::shared_ptr;
-using std::string;
-using std::vector;
-
-// Raised for anything a user can get wrong: malformed files, bad shapes, bad flags.
-// The message is one line naming where (file:line, layer, blob) and what was expected.
-// Internal invariants use glog CHECK instead, because they are bugs, not input.
-class Error : public std::runtime_error {
- public:
-  explicit Error(const string& what) : std::runtime_error(what) {}
-};
-
-// Builds an Error message with stream syntax and throws it when the statement ends:
-//   if (bad) ErrorBuilder() << "layer '" << name << "': ...";
-class ErrorBuilder {
- public:
-  ErrorBuilder() = default;
-  explicit ErrorBuilder(const string& prefix) { stream_ << prefix; }
-  ErrorBuilder(const ErrorBuilder&) = delete;
-  template <typename T>
-  ErrorBuilder& operator<<(const T& value) {
-    stream_ << value;
-    return *this;
-  }
-  [[noreturn]] ~ErrorBuilder() noexcept(false) { throw Error(stream_.str()); }
-
- private:
-  std::ostringstream stream_;
-};
-
-// Throws caffe::Error unless `condition` holds; stream the message after it.
-#define CAFFE_REQUIRE(condition) \
-  if (condition) {               \
-  } else                         \
-    ::caffe::ErrorBuilder()
 
 enum class Mode { CPU, GPU };
 
@@ -85,10 +50,6 @@ class Context {
   int world_size_ = 1;
   std::mt19937_64 rng_;
 };
-
-// Number of CPU threads the project's own loops, BLAS and oneDNN may use.
-int NumThreads();
-void SetNumThreads(int threads);
 
 }  // namespace caffe
 

@@ -15,11 +15,9 @@
 #include "caffe/net.hpp"
 #include "caffe/proto/caffe.pb.h"
 #include "caffe/sync/gradient_exchange.hpp"  // IWYU pragma: export
+#include "caffe/sync/solver_action.hpp"  // IWYU pragma: export
 
 namespace caffe {
-
-// What a signal (or another controller) asks the loop to do at the next iteration.
-enum class SolverAction { NONE, STOP, SNAPSHOT };
 
 class Solver {
  public:

@@ -38,7 +38,7 @@ class BaseConvolutionLayer : public Layer {
 
   // One image (one item of the batch), on the host or, for Mode::GPU, on device
   // pointers with cuBLAS and the device im2col (one code for both; see
-  // util/mode_math.hpp). `input` is on the image side, `output` on the column side.
+  // mode_math.hpp). `input` is on the image side, `output` on the column side.
   // Forward writes (overwrites) output; weight gradients accumulate.
   void ForwardGemm(Mode mode, const float* input, const float* weights, float* output,
                    bool skip_im2col = false);

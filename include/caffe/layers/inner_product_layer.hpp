@@ -34,7 +34,7 @@ class InnerProductLayer : public Layer {
 
  private:
   // Both modes' passes: the host products, or for Mode::GPU the same ones with cuBLAS
-  // on device memory (util/mode_math.hpp).
+  // on device memory (mode_math.hpp).
   void ForwardOn(Mode mode, const vector<Blob*>& bottom, const vector<Blob*>& top);
   void BackwardOn(Mode mode, const vector<Blob*>& top, const vector<bool>& propagate_down,
                   const vector<Blob*>& bottom);

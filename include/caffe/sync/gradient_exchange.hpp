@@ -15,10 +15,9 @@
 #include "caffe/proto/caffe.pb.h"
 #include "caffe/sync/communicator.hpp"
 #include "caffe/sync/exchange_stats.hpp"
+#include "caffe/sync/solver_action.hpp"
 
 namespace caffe {
-
-enum class SolverAction;
 
 class GradientExchange {
  public:

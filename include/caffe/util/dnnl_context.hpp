@@ -9,7 +9,8 @@
 
 #include <dnnl.hpp>
 
-#include "caffe/common.hpp"
+#include "caffe/util/error.hpp"
+#include "caffe/util/num_threads.hpp"
 
 namespace caffe {
 

@@ -9,7 +9,7 @@
 
 #include <dnnl.hpp>
 
-#include "caffe/common.hpp"
+#include "caffe/util/error.hpp"
 
 namespace caffe {
 

@@ -1,7 +1,7 @@
 #include "caffe/layers/convolution_layer.hpp"
 
 #include "caffe/layer_factory.hpp"
-#include "caffe/util/mode_math.hpp"
+#include "caffe/mode_math.hpp"
 
 namespace caffe {
 

@@ -1,6 +1,6 @@
 #include "caffe/layers/deconvolution_layer.hpp"
 
-#include "caffe/util/mode_math.hpp"
+#include "caffe/mode_math.hpp"
 
 namespace caffe {
 

@@ -3,7 +3,7 @@
 #include "caffe/filler.hpp"
 #include "caffe/layer_factory.hpp"
 #include "caffe/util/math_functions.hpp"
-#include "caffe/util/mode_math.hpp"
+#include "caffe/mode_math.hpp"
 
 namespace caffe {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "caffe/common.hpp"
+#include "caffe/util/error.hpp"
 
 namespace caffe {
 

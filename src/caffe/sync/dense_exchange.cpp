@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
-#include "caffe/common.hpp"
+#include <glog/logging.h>
+
+#include "caffe/util/error.hpp"
 
 namespace caffe {
 

@@ -1,6 +1,6 @@
 #include "caffe/sync/exchange_stats.hpp"
 
-#include "caffe/common.hpp"
+#include "caffe/util/error.hpp"
 
 namespace caffe {
 

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include "caffe/solver.hpp"
 #include "caffe/sync/dense_exchange.hpp"
 #include "caffe/sync/iwp_exchange.hpp"
 #include "caffe/sync/randomk_exchange.hpp"

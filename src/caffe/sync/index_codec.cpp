@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "caffe/common.hpp"
+#include <glog/logging.h>
+
+#include "caffe/util/error.hpp"
 
 namespace caffe {
 

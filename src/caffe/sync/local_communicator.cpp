@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "caffe/common.hpp"
+#include "caffe/util/error.hpp"
 #include "caffe/util/device_alternate.hpp"
 
 namespace caffe {

@@ -1,5 +1,7 @@
 // MPI communicator: our ring all-reduce on MPI point-to-point next to MPI's own
 // collectives, with MPI's int counts lifted to int64 by splitting.
+#include <glog/logging.h>
+
 #include "caffe/sync/mpi_communicator.hpp"
 
 #ifdef USE_MPI
@@ -10,7 +12,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "caffe/common.hpp"
+#include "caffe/util/error.hpp"
 
 namespace caffe {
 

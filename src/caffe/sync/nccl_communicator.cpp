@@ -2,6 +2,8 @@
 // controlled over MPI.
 #ifdef USE_NCCL
 
+#include <glog/logging.h>
+
 #include "caffe/sync/nccl_communicator.hpp"
 
 #include <chrono>
@@ -12,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "caffe/common.hpp"
+#include "caffe/util/error.hpp"
 #include "caffe/util/device_alternate.hpp"
 
 namespace caffe {

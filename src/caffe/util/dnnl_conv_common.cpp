@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <memory>
 
+#include <glog/logging.h>
+
 #include "caffe/util/dnnl_context.hpp"
 
 namespace caffe {

@@ -3,7 +3,7 @@
 #include <map>
 #include <utility>
 
-#include "caffe/common.hpp"
+#include "caffe/util/error.hpp"
 
 namespace caffe {
 

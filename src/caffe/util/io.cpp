@@ -14,7 +14,9 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
 
-#include "caffe/common.hpp"
+#include <glog/logging.h>
+
+#include "caffe/util/error.hpp"
 
 namespace caffe {
 

@@ -8,7 +8,8 @@
 #include <omp.h>
 #endif
 
-#include "caffe/common.hpp"
+#include "caffe/util/error.hpp"
+#include "caffe/util/num_threads.hpp"
 
 namespace caffe {
 

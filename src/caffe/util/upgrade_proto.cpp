@@ -1,6 +1,6 @@
 #include "caffe/util/upgrade_proto.hpp"
 
-#include "caffe/common.hpp"
+#include "caffe/util/error.hpp"
 #include "caffe/util/io.hpp"
 
 namespace caffe {

@@ -1,8 +1,12 @@
-#include "caffe/util/signal_handler.hpp"
+#include "support/signal_handler.hpp"
 
 #include <csignal>
 
 #include <atomic>
+
+#include <glog/logging.h>
+
+#include "caffe/util/error.hpp"
 
 namespace caffe {
 

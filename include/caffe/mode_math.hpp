@@ -3,8 +3,8 @@
 // Mode, and these pick the blob memory and the product for that mode. The device path
 // is then the host path's code, which the CPU tests run on every machine; only these
 // dispatches are device-specific. Mode::GPU needs a CUDA build (checked).
-#ifndef CAFFE_UTIL_MODE_MATH_HPP_
-#define CAFFE_UTIL_MODE_MATH_HPP_
+#ifndef CAFFE_MODE_MATH_HPP_
+#define CAFFE_MODE_MATH_HPP_
 
 #include "caffe/blob.hpp"
 #include "caffe/common.hpp"
@@ -36,4 +36,4 @@ void gemv(Mode mode, Transpose trans_a, int M, int N, float alpha, const float* 
 }  // namespace math
 }  // namespace caffe
 
-#endif  // CAFFE_UTIL_MODE_MATH_HPP_
+#endif  // CAFFE_MODE_MATH_HPP_

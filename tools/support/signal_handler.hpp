@@ -1,12 +1,12 @@
 // Maps SIGINT / SIGHUP / SIGTERM to solver actions. The handlers only set flags; the
 // solver polls them once per iteration, so a signal never interrupts a write.
-#ifndef CAFFE_UTIL_SIGNAL_HANDLER_HPP_
-#define CAFFE_UTIL_SIGNAL_HANDLER_HPP_
+#ifndef CAFFE_TOOLS_SUPPORT_SIGNAL_HANDLER_HPP_
+#define CAFFE_TOOLS_SUPPORT_SIGNAL_HANDLER_HPP_
 
 #include <functional>
 #include <string>
 
-#include "caffe/solver.hpp"
+#include "caffe/sync/solver_action.hpp"
 
 namespace caffe {
 
@@ -31,4 +31,4 @@ class SignalHandler {
 
 }  // namespace caffe
 
-#endif  // CAFFE_UTIL_SIGNAL_HANDLER_HPP_
+#endif  // CAFFE_TOOLS_SUPPORT_SIGNAL_HANDLER_HPP_

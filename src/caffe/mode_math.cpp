@@ -1,4 +1,4 @@
-#include "caffe/util/mode_math.hpp"
+#include "caffe/mode_math.hpp"
 
 namespace caffe {
 namespace math {
