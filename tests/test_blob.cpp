@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "caffe/blob.hpp"
+#include "caffe/util/host_memory_limit.hpp"
 #include "test_util.hpp"
 
 namespace caffe {
@@ -76,6 +77,21 @@ TEST(BlobTest, ProtoRoundTripAndLegacyShape) {
   EXPECT_THROW(c.FromProto(legacy), Error);
   Blob wrong({3, 3});
   EXPECT_THROW(wrong.FromProto(proto, /*reshape=*/false), Error);
+}
+
+// Layers size their scratch vectors with this check, so it must refuse what the host
+// cannot hold (the machine's memory, or the limit) and nothing that it can.
+TEST(HostMemoryLimitTest, AllocationFitsTheMachineAndTheLimit) {
+  EXPECT_TRUE(HostAllocationFits(0, 4));
+  EXPECT_TRUE(HostAllocationFits(1024, 4));
+  EXPECT_FALSE(HostAllocationFits(-1, 4));
+  EXPECT_FALSE(HostAllocationFits(int64_t{1} << 62, 4));  // wraps size_t
+  EXPECT_FALSE(HostAllocationFits(int64_t{1} << 50, 4));  // 4 PiB: no machine here has it
+  const size_t before = HostMemoryLimit();
+  SetHostMemoryLimit(HostMemoryInUse() + 4096);
+  EXPECT_TRUE(HostAllocationFits(1024, 4));
+  EXPECT_FALSE(HostAllocationFits(1025, 4));
+  SetHostMemoryLimit(before);
 }
 
 }  // namespace caffe

@@ -88,13 +88,16 @@ bool HostAllocationFits(int64_t count, size_t element_size) {
   const size_t limit = host_memory_limit.load(std::memory_order_relaxed);
   const size_t in_use = host_memory_in_use.load(std::memory_order_relaxed);
   if (limit != 0 && (in_use > limit || bytes > limit - in_use)) return false;
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page_size > 0 &&
-      bytes / static_cast<size_t>(page_size) > static_cast<size_t>(pages)) {
-    return false;
-  }
-  return true;
+  // Read once: layers ask on every Reshape, and the machine's memory does not change.
+  static const size_t physical_pages = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    return pages > 0 ? static_cast<size_t>(pages) : 0;
+  }();
+  static const size_t page_size = [] {
+    const long size = sysconf(_SC_PAGESIZE);
+    return size > 0 ? static_cast<size_t>(size) : 0;
+  }();
+  return physical_pages == 0 || page_size == 0 || bytes / page_size <= physical_pages;
 }
 
 SyncedMemory::~SyncedMemory() {
