@@ -12,6 +12,10 @@ catches calls into a higher part; this catches header-only back-edges (an enum, 
 inline function) that link fine. One narrowing from DESIGN.md section 8: the exchange
 sees flat parameter buffers, so sync may take Blob and SyncedMemory from core but
 never a Layer or a Net.
+
+A second rule keeps the transport wired in one place (DESIGN.md section 4): outside
+the communicators themselves and transport.{hpp,cpp}, no sync file constructs a
+communicator, compares a backend's name or casts a Communicator to its backend.
 """
 import os
 import re
@@ -19,6 +23,14 @@ import sys
 
 SYNC_MAY_USE_FROM_CORE = {"blob.hpp", "syncedmem.hpp", "common.hpp"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(caffe/[^"]+|support/[^"]+)"')
+# Files of the sync part that may make communicators and know their backends.
+TRANSPORT_FILES = re.compile(r"(^|_)communicator\.(hpp|cpp|cu)$|^transport\.(hpp|cpp)$")
+TRANSPORT_LEAKS = [
+    (re.compile(r"\bmake_(shared|unique)\s*<\s*\w*Communicator\s*>|\bnew\s+\w*Communicator\b"),
+     "constructs a communicator (take it from the Transport)"),
+    (re.compile(r"\bbackend\s*\(\s*\)\s*[!=]="), "compares a backend's name (ask memory())"),
+    (re.compile(r"\bdynamic_cast\s*<\s*\w*Communicator\b"), "casts a Communicator to its backend"),
+]
 
 
 def part_of_header(header):
@@ -80,8 +92,14 @@ def main():
                     problems.append(f"{rel}: part '{part}' is not declared in CMakeLists.txt")
                     continue
                 checked += 1
+                watch_transport = part == "sync" and not TRANSPORT_FILES.search(name)
                 with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
                     for line_no, line in enumerate(f, 1):
+                        if watch_transport:
+                            code = line.split("//", 1)[0]
+                            for pattern, what in TRANSPORT_LEAKS:
+                                if pattern.search(code):
+                                    problems.append(f"{rel}:{line_no}: {what}")
                         m = INCLUDE.match(line)
                         if not m:
                             continue
@@ -101,7 +119,8 @@ def main():
         sys.exit(1)
     if checked == 0:
         sys.exit(f"no source files found under {root}")
-    print(f"check_layering: {checked} files, no include against the part graph")
+    print(f"check_layering: {checked} files, no include against the part graph, "
+          f"the transport made in one place")
 
 
 if __name__ == "__main__":

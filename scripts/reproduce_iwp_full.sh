@@ -18,8 +18,9 @@
 # ("lenet_fashion resnet20_fashion", the default) the nets. Writes
 # results/iwp_full/TABLE.md, README.md and plots. Measured on the 2-core
 # development VM with nothing else running: a LeNet run takes 1.5-4 minutes (8
-# ranks and batch 64 the longest), a ResNet-20 run 16-20 minutes; the default set is
-# 31 LeNet and 17 ResNet-20 runs, about 6-7 hours. Finished runs are kept and
+# ranks and batch 64 the longest), a ResNet-20 run 16-20 minutes (35-50 with a build
+# running beside it); the default set is 31 LeNet and 18 ResNet-20 runs, about 6-7
+# hours. Finished runs are kept and
 # reused while their solver files are unchanged.
 
 read -r -a parts <<< "${PARTS:-main stretch robustness ranks ablation}"
@@ -129,7 +130,8 @@ if part ablation && has_model resnet20_fashion; then
     iwp_run resnet20_fashion 64 4 "$seed" "IWP, no warm-up" IWP "warmup_iter: 0" "density_schedule:"
     iwp_run resnet20_fashion 64 4 "$seed" "IWP, warm-up x 2" IWP "warmup_iter: $(( 2 * shipped_warmup ))"
     iwp_run resnet20_fashion 64 4 "$seed" "IWP, local clipping" IWP "clip_norm: 5"
-    iwp_run resnet20_fashion 64 4 "$seed" "IWP, no momentum correction" IWP "momentum_correction: false"
+    iwp_run resnet20_fashion 64 4 "$seed" "IWP, no rate limit" IWP "max_relative_step: 0"
+    iwp_run resnet20_fashion 64 4 "$seed" "IWP, momentum correction" IWP "momentum_correction: true"
     iwp_run resnet20_fashion 64 4 "$seed" "IWP, every rank leads" IWP "leader: EVERY_RANK"
   done
 fi

@@ -136,7 +136,7 @@ TEST(DenseExchangeTest, ReportsEarlyBucketsAndLeavesOneRankUnchanged) {
   // One rank: the exchange is the identity, whatever backward reports.
   SyncParameter sync;
   sync.set_bucket_size_mb(0.0001);  // 26 floats per bucket
-  DenseExchange exchange(sync, std::make_shared<LocalCommunicator>());
+  DenseExchange exchange(sync, Transport(std::make_shared<LocalCommunicator>()));
   Blob a({40}), b({10});
   for (int i = 0; i < a.count(); ++i) a.mutable_cpu_diff()[i] = 0.25f * i - 3;
   vector<float> before(a.cpu_diff(), a.cpu_diff() + a.count());

@@ -19,6 +19,7 @@
 #include "caffe/sync/iwp_exchange.hpp"
 #include "caffe/sync/local_communicator.hpp"
 #include "caffe/sync/selection_kernels.hpp"
+#include "caffe/sync/top_k.hpp"
 #include "caffe/util/io.hpp"
 #include "gpu_test_support.hpp"
 #include "test_util.hpp"
@@ -96,7 +97,7 @@ TEST(GpuIwpSelectionTest, TopKPicksExactlyTheCpuIndexSet) {
       importance.UploadVector(x);
       indices.Reserve(n * sizeof(int32_t));
       for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{2}, n / 64 + 1, n / 2, n - 1, n, n + 5}) {
-        const vector<int32_t> cpu = IwpExchange::SelectTopK(x.data(), n, k);
+        const vector<int32_t> cpu = TopKIndices(x.data(), n, k);
         float kth = -1.f;
         const int64_t count =
             DeviceSelectTopK(importance.as<float>(), n, k, indices.as<int32_t>(), &kth, &workspace);

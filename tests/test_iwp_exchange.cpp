@@ -27,7 +27,8 @@ SyncParameter Sync(const string& text) {
 }
 
 std::unique_ptr<IwpExchange> MakeIwp(const string& text) {
-  return std::make_unique<IwpExchange>(Sync(text), std::make_shared<LocalCommunicator>());
+  return std::make_unique<IwpExchange>(Sync(text),
+                                       Transport(std::make_shared<LocalCommunicator>()));
 }
 
 struct Params {

@@ -8,6 +8,7 @@
 #include "caffe/sync/index_codec.hpp"
 #include "caffe/sync/iwp_exchange.hpp"
 #include "caffe/sync/shared_random.hpp"
+#include "caffe/sync/top_k.hpp"
 
 namespace caffe {
 namespace {
@@ -80,19 +81,19 @@ TEST(IndexCodecTest, CorruptMessagesAreErrors) {
   EXPECT_THROW(DecodeIndices(huge.data(), 1, SyncParameter::RICE, 0, 5, &out), Error);
 }
 
-TEST(SelectTopKTest, ExactCountAndDeterministicTies) {
+TEST(TopKIndicesTest, ExactCountAndDeterministicTies) {
   const vector<float> importance = {0.5f, 2.f, 1.f, 1.f, 3.f, 1.f, 0.f, 1.f};
   // Top-4: 3 and 2 are above the threshold 1; two of the four 1s join, lowest first.
-  EXPECT_EQ(IwpExchange::SelectTopK(importance.data(), 8, 4), (vector<int32_t>{1, 2, 3, 4}));
-  EXPECT_EQ(IwpExchange::SelectTopK(importance.data(), 8, 1), (vector<int32_t>{4}));
-  EXPECT_EQ(IwpExchange::SelectTopK(importance.data(), 8, 8).size(), 8u);
-  EXPECT_TRUE(IwpExchange::SelectTopK(importance.data(), 8, 0).empty());
+  EXPECT_EQ(TopKIndices(importance.data(), 8, 4), (vector<int32_t>{1, 2, 3, 4}));
+  EXPECT_EQ(TopKIndices(importance.data(), 8, 1), (vector<int32_t>{4}));
+  EXPECT_EQ(TopKIndices(importance.data(), 8, 8).size(), 8u);
+  EXPECT_TRUE(TopKIndices(importance.data(), 8, 0).empty());
   // Large random input: exactly k, and nothing outside beats anything inside.
   std::mt19937_64 rng(1);
   std::uniform_int_distribution<int> level(0, 50);  // many ties
   vector<float> x(10000);
   for (float& v : x) v = static_cast<float>(level(rng));
-  const vector<int32_t> chosen = IwpExchange::SelectTopK(x.data(), 10000, 321);
+  const vector<int32_t> chosen = TopKIndices(x.data(), 10000, 321);
   ASSERT_EQ(chosen.size(), 321u);
   vector<bool> in(10000, false);
   float min_in = 1e9f;

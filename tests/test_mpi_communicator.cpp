@@ -27,6 +27,7 @@
 #include "caffe/common.hpp"
 #include "caffe/sync/communicator.hpp"
 #include "caffe/sync/mpi_communicator.hpp"
+#include "caffe/sync/transport.hpp"
 #include "mpi_test_support.hpp"
 #ifdef USE_NCCL
 #include "caffe/sync/nccl_communicator.hpp"
@@ -121,6 +122,46 @@ TEST_F(MpiCommunicatorTest, RanksAreDistinctAndMatchTheLauncher) {
   for (int r : local) local_rank_zero_count += r == 0;
   EXPECT_EQ(local_rank_zero_count * comm_->local_size(), n_)
       << "every machine has one local rank 0";
+}
+
+// MPI takes host buffers and has no asynchronous collectives: the interface's
+// AllReduceSumAsync sums before it returns, counted like AllReduceSum.
+TEST_F(MpiCommunicatorTest, AsyncSumOnHostBuffersIsDoneOnReturn) {
+  EXPECT_EQ(comm_->memory(), BufferMemory::HOST);
+  const int64_t count = 1001;
+  std::vector<float> data(count);
+  for (int64_t i = 0; i < count; ++i) data[i] = IntegerValue(rank_, i);
+  comm_->AllReduceSumAsync(data.data(), count, nullptr);
+  comm_->Wait(nullptr, "allreduce (test)");
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    float expected = 0;
+    for (int r = 0; r < n_; ++r) expected += IntegerValue(r, i);
+    wrong += data[i] != expected;
+  }
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(Stat("allreduce").bytes_sent, ExpectedRingElements(count, n_, rank_) * 4);
+}
+
+// Every rank gets the same answer, and the question is collective: one rank in CPU
+// mode keeps them all off the device communicator, without a hang.
+TEST_F(MpiCommunicatorTest, TransportAgreesOnADeviceCommunicator) {
+  EXPECT_EQ(CreateTransport(g_comm, false).device, nullptr);
+  Transport mixed = CreateTransport(g_comm, rank_ == 0);
+  EXPECT_EQ(mixed.host, g_comm);
+  EXPECT_EQ(mixed.device, nullptr);
+#ifdef USE_NCCL
+  if (!comm_->AnyTrue(CudaDeviceCount() == 0)) {
+    CUDA_CHECK(cudaSetDevice(comm_->local_rank() % CudaDeviceCount()));
+    const bool shared = comm_->AnyTrue(comm_->local_size() > CudaDeviceCount());
+    Transport gpu = CreateTransport(g_comm, true);
+    ASSERT_EQ(gpu.device != nullptr, !shared);
+    if (gpu.device) {
+      EXPECT_EQ(gpu.device->memory(), BufferMemory::DEVICE);
+      EXPECT_EQ(gpu.device->rank(), rank_);
+    }
+  }
+#endif
 }
 
 TEST_F(MpiCommunicatorTest, FactoryPicksMpiUnderMpirun) {
@@ -493,6 +534,7 @@ TEST_F(MpiCommunicatorTest, NcclCollectivesOnDeviceBuffers) {
   if (comm_->AnyTrue(lacks_gpu)) GTEST_SKIP() << "needs one GPU per rank on each machine";
   NcclCommunicator nccl;
   EXPECT_EQ(nccl.backend(), "nccl");
+  EXPECT_EQ(nccl.memory(), BufferMemory::DEVICE);
   EXPECT_EQ(nccl.rank(), rank_);
   EXPECT_EQ(nccl.size(), n_);
 
@@ -511,6 +553,14 @@ TEST_F(MpiCommunicatorTest, NcclCollectivesOnDeviceBuffers) {
   EXPECT_EQ(wrong, 0);
   EXPECT_EQ(nccl.stats().by_op.at("allreduce").bytes_sent,
             ExpectedRingElements(count, n_, rank_) * 4);
+  // The asynchronous sum, on a stream of the caller's, gives the same bits.
+  cudaStream_t stream = nullptr;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  DeviceFloats async_sum(values);
+  nccl.AllReduceSumAsync(async_sum.data, count, stream);
+  nccl.Wait(stream, "allreduce (async test)");
+  EXPECT_EQ(async_sum.ToHost(), reduced);
+  CUDA_CHECK(cudaStreamDestroy(stream));
 
   const int root = n_ - 1;
   DeviceFloats broadcast(std::vector<float>(5, rank_ == root ? 42.f : -1.f));

@@ -16,6 +16,7 @@
 #include "caffe/solver.hpp"
 #include "caffe/sync/communicator.hpp"
 #include "caffe/sync/gradient_exchange.hpp"
+#include "caffe/sync/transport.hpp"
 #include "caffe/util/device_alternate.hpp"
 #include "caffe/util/upgrade_proto.hpp"
 #include "support/signal_handler.hpp"
@@ -153,11 +154,16 @@ int Train() {
   solver->set_action_function(signals.GetActionFunction());
   if (!FLAGS_weights.empty()) CopyWeights(FLAGS_weights, solver.get());
   if (comm->size() > 1 || param.has_sync_param()) {
-    std::shared_ptr<GradientExchange> exchange = CreateGradientExchange(param.sync_param(), comm);
+    // The one place the job's communicators are made: the exchange gets them.
+    Transport transport = CreateTransport(comm, context->mode() == Mode::GPU);
+    const string device_backend = transport.device ? transport.device->backend() : "";
+    std::shared_ptr<GradientExchange> exchange =
+        CreateGradientExchange(param.sync_param(), std::move(transport));
     if (!FLAGS_sync_stats.empty() && comm->rank() == 0) exchange->EnableStatsCsv(FLAGS_sync_stats);
     solver->set_gradient_exchange(exchange);
     LOG(INFO) << "Data-parallel training on " << comm->size() << " rank(s) over "
-              << comm->backend() << ", exchange " << exchange->method_name();
+              << comm->backend() << (device_backend.empty() ? "" : " (device buffers over " + device_backend + ")")
+              << ", exchange " << exchange->method_name();
   }
   LOG(INFO) << "Starting Optimization";
   solver->Solve(FLAGS_snapshot);

@@ -3,9 +3,9 @@
 logs/<name>.log (the caffe train log of rank 0). The steady-state ratios are the
 last `sync:` line's (the per-step figures after warm-up and the density ramp); the
 Final line's "after warm-up" averages include the ramp."""
+import math
 import os
 import re
-import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 rows = []
@@ -47,5 +47,25 @@ out = ["# Exploratory IWP runs (seed 1 unless the name ends in _s2 or _s3)", "",
        "|---|---|---:|---:|---|---|---|"]
 for row in rows:
     out.append("| " + " | ".join(row) + " |")
+# Runs that differ only in the seed (names ending _s1, _s2, ...): mean and sample std
+# of the finished ones, where two or more finished.
+groups = {}
+for row in rows:
+    match = re.match(r"^(.*)_s(\d+)$", row[0])
+    if match and re.match(r"^[0-9.]+$", row[2]):
+        groups.setdefault(match.group(1), (row[1], []))[1].append((match.group(2), float(row[2])))
+summary = []
+for stem, (label, results) in groups.items():
+    if len(results) < 2:
+        continue
+    values = [v for _, v in results]
+    mean = sum(values) / len(values)
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+    summary.append("| %s_s{%s} | %s | %d | %.2f ± %.2f |"
+                   % (stem, ",".join(seed for seed, _ in results), label, len(values), mean, std))
+if summary:
+    out += ["", "## Over seeds", "",
+            "Mean ± sample std of the finished runs above that differ only in the seed.", "",
+            "| runs | what | seeds | top-1 % mean ± std |", "|---|---|---:|---:|"] + summary
 open(os.path.join(here, "TABLE.md"), "w").write("\n".join(out) + "\n")
 print("\n".join(out))

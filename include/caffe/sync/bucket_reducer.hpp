@@ -41,11 +41,12 @@ class HostBucketReducer : public BucketReducer {
   std::vector<float> buffer_;
 };
 
-// The device reducer for this process when it trains on a GPU with NCCL built in and
-// more than one rank, else nullptr (the host reducer applies). `control` is the
-// exchange's host communicator: the NCCL id travels over it and the bytes NCCL sends
-// are recorded in its counters, so the exchange's accounting stays in one place.
-std::unique_ptr<BucketReducer> CreateDeviceBucketReducer(Communicator* control,
+// The reducer on device buffers over `device` (a communicator whose memory() is
+// DEVICE) in a CUDA build, else nullptr (the host reducer applies). The bytes `device`
+// sends are recorded in `control`'s counters (the exchange's host communicator), so
+// the exchange's accounting stays in one place.
+std::unique_ptr<BucketReducer> CreateDeviceBucketReducer(Communicator* device,
+                                                         Communicator* control,
                                                          ExchangeStats* stats);
 
 }  // namespace caffe

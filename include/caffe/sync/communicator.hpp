@@ -1,7 +1,8 @@
 // Collective operations between the ranks of one training job, independent of the
 // transport. MpiCommunicator moves host buffers over Open MPI, NcclCommunicator moves
 // device buffers over NCCL, LocalCommunicator is the single-rank case. The gradient
-// exchange strategies are written against this interface only.
+// exchange strategies are written against this interface only, and get theirs handed
+// in (transport.hpp).
 //
 // Every call is collective: all ranks call it in the same order with matching
 // counts. Counts are in elements and may exceed 2^31 (large calls are split).
@@ -18,6 +19,9 @@
 namespace caffe {
 
 // Bytes this rank put on the wire, and seconds spent, per kind of operation.
+// Where the buffers a communicator's collectives take must live.
+enum class BufferMemory { HOST, DEVICE };
+
 struct CommStats {
   struct Entry {
     int64_t calls = 0;
@@ -39,8 +43,10 @@ class Communicator {
   // Ranks on this machine, and this rank's index among them (GPU choice, threads).
   virtual int local_rank() const = 0;
   virtual int local_size() const = 0;
-  // "mpi", "nccl" or "local".
+  // "mpi", "nccl" or "local", for logs and messages; code chooses by memory().
   virtual std::string backend() const = 0;
+  // Which memory every buffer passed to the collectives below is in.
+  virtual BufferMemory memory() const = 0;
 
   // In-place sum over all ranks. Ring algorithm (reduce-scatter, then all-gather):
   // each rank sends 2 (N-1)/N of the buffer.
@@ -57,6 +63,18 @@ class Communicator {
   virtual void Barrier() = 0;
   // Logical OR of a flag over all ranks (used to stop together).
   virtual bool AnyTrue(bool flag) = 0;
+
+  // An ordered queue of asynchronous work: a cudaStream_t for a device communicator.
+  using Queue = void*;
+  // Starts the in-place sum on `queue` and may return before it is done: `data` is
+  // ready once Wait(queue) returns. Backends without asynchronous collectives (the
+  // host ones) finish it before returning. Counted like AllReduceSum, without time.
+  virtual void AllReduceSumAsync(float* data, int64_t count, Queue queue) {
+    AllReduceSum(data, count);
+  }
+  // Returns once everything started on `queue` has finished; a lost peer or a time
+  // limit ends in caffe::Error naming `op`, never a hang.
+  virtual void Wait(Queue queue, const char* op) {}
 
   const CommStats& stats() const { return stats_; }
   CommStats& mutable_stats() { return stats_; }

@@ -2,7 +2,7 @@
 // as device kernels, built on CUB: importance, its sums for the variance-to-mean
 // ratio, k-th largest value, exact top-k, threshold compaction, gather, scatter,
 // clearing what was sent, and clip-and-accumulate. Each computes exactly what the
-// CPU code of the exchanges computes (IwpExchange::SelectTopK, ResidualExchange::
+// CPU code of the exchanges computes (TopKIndices (top_k.hpp), ResidualExchange::
 // ClipAndAccumulate ...), which stays the reference; SelectionKernels
 // (selection_kernels.hpp) is where the two meet.
 //
@@ -51,7 +51,7 @@ float DeviceKthLargestAt(const float* x, const std::vector<int64_t>& positions, 
                          DeviceSelectionWorkspace* workspace);
 
 // The indices of the k largest importances, ties broken by lower index first, sorted
-// ascending: the set IwpExchange::SelectTopK picks. Writes min(k, n) indices (none
+// ascending: the set TopKIndices (top_k.hpp) picks. Writes min(k, n) indices (none
 // for k <= 0) to `indices` and returns how many; *kth_value (host) gets the smallest
 // selected importance (0 when none is selected).
 int64_t DeviceSelectTopK(const float* importance, int64_t n, int64_t k, int32_t* indices,

@@ -27,8 +27,11 @@ struct BlobSelection {
 
 class ExchangeStats {
  public:
-  // Phases of one step, in seconds.
-  enum Phase { SELECT, BROADCAST, ALLREDUCE, SCATTER, kNumPhases };
+  // Phases of one step, in seconds: clipping the local gradient and adding it into
+  // the residual; choosing what travels; the index message; packing the chosen values;
+  // their all-reduce, or all-gather (TOPK_ALLGATHER); writing the applied gradient
+  // back and clearing what was sent.
+  enum Phase { ACCUMULATE, SELECT, BROADCAST, GATHER, ALLREDUCE, ALLGATHER, SCATTER, kNumPhases };
 
   void BeginStep(int iter) { current_iter_ = iter; blobs_.clear(); }
   void AddBlob(const BlobSelection& blob) { blobs_.push_back(blob); }

@@ -2,8 +2,9 @@
 // solver calls Exchange once per step with every learnable parameter; on entry the
 // diffs hold this rank's local gradient, on return they hold the gradient every rank
 // applies (identical on all ranks). Strategies see flat parameter and gradient
-// buffers only, never layer types, and talk to other ranks only through a
-// Communicator. DESIGN.md section 4 describes the methods.
+// buffers only, never layer types, and talk to other ranks only through the
+// communicators of the Transport they are given. DESIGN.md section 4 describes the
+// methods.
 #ifndef CAFFE_SYNC_GRADIENT_EXCHANGE_HPP_
 #define CAFFE_SYNC_GRADIENT_EXCHANGE_HPP_
 
@@ -16,12 +17,13 @@
 #include "caffe/sync/communicator.hpp"
 #include "caffe/sync/exchange_stats.hpp"
 #include "caffe/sync/solver_action.hpp"
+#include "caffe/sync/transport.hpp"
 
 namespace caffe {
 
 class GradientExchange {
  public:
-  GradientExchange(const SyncParameter& param, std::shared_ptr<Communicator> comm);
+  GradientExchange(const SyncParameter& param, Transport transport);
   virtual ~GradientExchange() = default;
 
   // Names of the parameter blobs ("conv1[0]"), for logs and the per-layer CSV.
@@ -48,7 +50,8 @@ class GradientExchange {
   virtual void BeginBackward(int iter, const vector<Blob*>& params) {}
   virtual void OnLayerBackward(int layer) {}
 
-  // Rank 0's weights go to every rank (called once, before the first step).
+  // Rank 0's weights go to every rank (called once, before the first step): device
+  // data over the device communicator in GPU mode when there is one, else host data.
   void BroadcastInitialWeights(const vector<Blob*>& params);
   // Collective: every rank's blobs become the mean over ranks (host data). For data
   // statistics such as BatchNorm's running sums; the bytes count in the stats.
@@ -91,7 +94,11 @@ class GradientExchange {
   int64_t BytesSentSoFar() const { return comm_->stats().total_bytes_sent(); }
 
   SyncParameter param_;
+  // The transport's host communicator (also the one whose counters the step's
+  // accounting reads) and its device one (null when device data goes through host
+  // memory and comm_; what it sends is added to comm_'s counters).
   std::shared_ptr<Communicator> comm_;
+  std::shared_ptr<Communicator> device_comm_;
   vector<string> param_names_;
   vector<int64_t> param_sizes_;
   vector<int> param_ready_layers_;
@@ -102,7 +109,10 @@ class GradientExchange {
 
 // Builds the strategy that `param.method()` names.
 std::unique_ptr<GradientExchange> CreateGradientExchange(const SyncParameter& param,
-                                                         std::shared_ptr<Communicator> comm);
+                                                         Transport transport);
+// The same with host buffers only (tests, CPU runs).
+std::unique_ptr<GradientExchange> CreateGradientExchange(const SyncParameter& param,
+                                                         std::shared_ptr<Communicator> host);
 // Checks the settings, throwing caffe::Error naming `source` and the field.
 void ValidateSyncParameter(const SyncParameter& param, const std::string& source);
 

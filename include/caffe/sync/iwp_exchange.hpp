@@ -28,7 +28,7 @@ namespace caffe {
 
 class IwpExchange : public ResidualExchange {
  public:
-  IwpExchange(const SyncParameter& param, std::shared_ptr<Communicator> comm);
+  IwpExchange(const SyncParameter& param, Transport transport);
   const char* method_name() const override {
     return param_.method() == SyncParameter::FIXED_THRESHOLD ? "FIXED_THRESHOLD" : "IWP";
   }
@@ -37,8 +37,6 @@ class IwpExchange : public ResidualExchange {
   // VMRs D, total budget k; returns k_l with sum k_l = k (up to clamping to [1, n_l]).
   static vector<int64_t> SplitBudget(const vector<int64_t>& sizes, const vector<double>& vmr,
                                      int64_t budget, double exponent);
-  // The indices of the k largest importances, ties broken by lower index first.
-  static vector<int32_t> SelectTopK(const float* importance, int64_t n, int64_t k);
 
  protected:
   int64_t ExchangeSparse(int iter, const vector<Blob*>& params, float density) override;

@@ -20,6 +20,7 @@ class LocalCommunicator : public Communicator {
   int local_rank() const override { return 0; }
   int local_size() const override { return 1; }
   std::string backend() const override { return "local"; }
+  BufferMemory memory() const override { return BufferMemory::HOST; }
 
   void AllReduceSum(float* data, int64_t count) override;
   void Broadcast(void* data, int64_t bytes, int root) override;

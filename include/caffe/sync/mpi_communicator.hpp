@@ -49,6 +49,7 @@ class MpiCommunicator : public Communicator {
   int local_rank() const override { return local_rank_; }
   int local_size() const override { return local_size_; }
   std::string backend() const override { return "mpi"; }
+  BufferMemory memory() const override { return BufferMemory::HOST; }
 
   void AllReduceSum(float* data, int64_t count) override;
   void Broadcast(void* data, int64_t bytes, int root) override;

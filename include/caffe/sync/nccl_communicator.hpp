@@ -39,6 +39,7 @@ class NcclCommunicator : public Communicator {
   int local_rank() const override { return mpi_->local_rank(); }
   int local_size() const override { return mpi_->local_size(); }
   std::string backend() const override { return "nccl"; }
+  BufferMemory memory() const override { return BufferMemory::DEVICE; }
 
   // All buffers are device pointers on device().
   void AllReduceSum(float* data, int64_t count) override;
@@ -49,13 +50,12 @@ class NcclCommunicator : public Communicator {
   void Barrier() override;
   bool AnyTrue(bool flag) override;
 
-  // Enqueues the sum on `stream` and returns at once (the caller synchronizes): lets
-  // the DENSE exchange overlap a bucket's all-reduce with backward. Counted like
-  // AllReduceSum, without time.
-  void AllReduceSumAsync(float* data, int64_t count, cudaStream_t stream);
-  // Waits for `stream` like every collective here does: polling NCCL's asynchronous
+  // `queue` is a cudaStream_t. Enqueues the sum there and returns at once: lets the
+  // DENSE exchange overlap a bucket's all-reduce with backward.
+  void AllReduceSumAsync(float* data, int64_t count, Queue queue) override;
+  // Waits for the stream like every collective here does: polling NCCL's asynchronous
   // error and the CAFFE_NCCL_TIMEOUT_S limit, so a lost peer ends in an error, not a hang.
-  void Wait(cudaStream_t stream, const char* op);
+  void Wait(Queue queue, const char* op) override;
 
   int device() const { return device_; }
   cudaStream_t stream() const { return stream_; }
@@ -75,8 +75,8 @@ class NcclCommunicator : public Communicator {
 // serve it: ncclCommInitRank refuses two ranks on one device ("Duplicate GPU
 // detected", invalid usage), which -gpu all with more ranks than GPUs on a machine,
 // one -gpu id or the solver's device_id for every rank all produce. Collective over
-// `control` (MPI, host memory; not counted as exchange traffic): every rank calls it
-// at the same point. True for a communicator that is not MPI (nothing to compare).
+// `control` (host memory; not counted as exchange traffic): every rank calls it at
+// the same point. True for a single rank.
 bool EveryRankHasItsOwnGpu(Communicator* control);
 
 }  // namespace caffe

@@ -189,9 +189,9 @@ class ResidualExchange : public GradientExchange {
   int64_t ReduceSelectedOnDevice(const vector<Blob*>& params, const vector<Selection>& selections);
   vector<int32_t> StochasticDrawOnDevice(size_t b, double expected, uint64_t stream);
   void LastSentMinAndSumOnDevice(size_t b, int64_t* min, double* sum) const;
-  // The communicator that takes device buffers (NCCL), or null: then collectives on
-  // device data go through host memory and comm_.
-  Communicator* DeviceCommunicator();
+  // The transport's device communicator (NCCL), or null: then collectives on device
+  // data go through host memory and comm_.
+  Communicator* DeviceCommunicator() const { return device_comm_.get(); }
   // Adds what the device communicator sent since `before` to comm_'s counters.
   void RecordDeviceBytes(const char* op, int64_t before);
   // BroadcastMessage over `device` (NCCL): length first, then the bytes.
@@ -204,9 +204,6 @@ class ResidualExchange : public GradientExchange {
   DeviceBuffer device_health_;   // int32: set when an accumulated residual is not finite
   DeviceBuffer device_local_values_;  // this rank's gathered values (rate limit)
   DeviceSelectionWorkspace device_workspace_;
-  // NCCL for the values when built in and several ranks run (null otherwise).
-  std::shared_ptr<Communicator> device_comm_;
-  bool device_comm_checked_ = false;
 #endif
 };
 

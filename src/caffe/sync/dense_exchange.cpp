@@ -18,7 +18,9 @@ void DenseExchange::Prepare(const vector<Blob*>& params) {
     plan_ = BucketPlan(sizes, ready_known ? param_ready_layers_ : vector<int>(), capacity);
   }
   if (!reducer_) {
-    if (gpu_mode_) reducer_ = CreateDeviceBucketReducer(comm_.get(), &stats_);
+    if (gpu_mode_ && device_comm_) {
+      reducer_ = CreateDeviceBucketReducer(device_comm_.get(), comm_.get(), &stats_);
+    }
     if (!reducer_) reducer_ = std::make_unique<HostBucketReducer>(comm_.get(), &stats_);
   }
 }

@@ -1,17 +1,17 @@
 // The DENSE exchange's bucket reducer on the device (see bucket_reducer.hpp): packs a
-// bucket's gradient pieces into a device buffer, all-reduces it with NCCL and writes
-// the average back, all on a non-blocking stream of its own. The layers run on the
+// bucket's gradient pieces into a device buffer, all-reduces it with the device
+// communicator (NCCL) and writes the average back, all on a non-blocking stream of
+// its own. The layers run on the
 // legacy default stream; a blocking stream would be serialized against it in both
 // directions and nothing would overlap, so ordering comes from an event recorded on
 // the default stream when Start is called (after the bucket's layers were queued).
-#ifdef USE_NCCL
+#ifdef USE_CUDA
 
 #include <chrono>
 #include <memory>
 #include <vector>
 
 #include "caffe/sync/bucket_reducer.hpp"
-#include "caffe/sync/nccl_communicator.hpp"
 #include "caffe/util/device_alternate.hpp"
 
 namespace caffe {
@@ -28,11 +28,8 @@ __global__ void ScaleKernel(long long n, float alpha, float* x) {
 
 class DeviceBucketReducer : public BucketReducer {
  public:
-  DeviceBucketReducer(Communicator* control, ExchangeStats* stats)
-      : control_(control), stats_(stats) {
-    int device = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    nccl_ = std::make_unique<NcclCommunicator>(device);
+  DeviceBucketReducer(Communicator* device, Communicator* control, ExchangeStats* stats)
+      : device_(device), control_(control), stats_(stats) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreateWithFlags(&backward_done_, cudaEventDisableTiming));
   }
@@ -64,11 +61,11 @@ class DeviceBucketReducer : public BucketReducer {
                                  cudaMemcpyDeviceToDevice, stream_));
       pos += bucket.pieces[i].length;
     }
-    const int64_t bytes_before = nccl_->stats().total_bytes_sent();
-    nccl_->AllReduceSumAsync(buffer, bucket.elements, stream_);
-    RecordBytes(nccl_->stats().total_bytes_sent() - bytes_before);
+    const int64_t bytes_before = device_->stats().total_bytes_sent();
+    device_->AllReduceSumAsync(buffer, bucket.elements, stream_);
+    RecordBytes(device_->stats().total_bytes_sent() - bytes_before);
     ScaleKernel<<<CudaGridBlocks(bucket.elements), kCudaThreads, 0, stream_>>>(
-        bucket.elements, 1.f / nccl_->size(), buffer);
+        bucket.elements, 1.f / device_->size(), buffer);
     CUDA_CHECK(cudaGetLastError());
     pos = 0;
     for (size_t i = 0; i < bucket.pieces.size(); ++i) {
@@ -81,7 +78,7 @@ class DeviceBucketReducer : public BucketReducer {
   void Finish() override {
     // The time counted is what backward did not hide: the wait after the last layer.
     const auto start = std::chrono::steady_clock::now();
-    nccl_->Wait(stream_, "allreduce (DENSE buckets)");
+    device_->Wait(stream_, "allreduce (DENSE buckets)");
     stats_->AddTime(ExchangeStats::ALLREDUCE,
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     started_ = 0;
@@ -111,17 +108,17 @@ class DeviceBucketReducer : public BucketReducer {
     return buffer_ + offsets_[index];
   }
 
-  // NCCL's bytes go into the control communicator's counters, where the exchange
-  // reads what this rank sent.
+  // The device communicator's bytes go into the control communicator's counters,
+  // where the exchange reads what this rank sent.
   void RecordBytes(int64_t bytes) {
-    CommStats::Entry& entry = control_->mutable_stats().by_op["allreduce_nccl"];
+    CommStats::Entry& entry = control_->mutable_stats().by_op["allreduce_device"];
     ++entry.calls;
     entry.bytes_sent += bytes;
   }
 
+  Communicator* device_;
   Communicator* control_;
   ExchangeStats* stats_;
-  std::unique_ptr<NcclCommunicator> nccl_;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t backward_done_ = nullptr;
   float* buffer_ = nullptr;
@@ -132,20 +129,13 @@ class DeviceBucketReducer : public BucketReducer {
 
 }  // namespace
 
-std::unique_ptr<BucketReducer> CreateDeviceBucketReducer(Communicator* control,
+std::unique_ptr<BucketReducer> CreateDeviceBucketReducer(Communicator* device,
+                                                         Communicator* control,
                                                          ExchangeStats* stats) {
-  if (control->size() < 2 || CudaDeviceCount() == 0) return nullptr;
-  if (!EveryRankHasItsOwnGpu(control)) {
-    // NCCL would refuse the job at ncclCommInitRank; the host reducer works.
-    if (control->rank() == 0) {
-      LOG(WARNING) << "ranks share a GPU, which NCCL does not allow: DENSE gradients go "
-                      "through host memory and MPI";
-    }
-    return nullptr;
-  }
-  return std::make_unique<DeviceBucketReducer>(control, stats);
+  CHECK(device != nullptr && device->memory() == BufferMemory::DEVICE);
+  return std::make_unique<DeviceBucketReducer>(device, control, stats);
 }
 
 }  // namespace caffe
 
-#endif  // USE_NCCL
+#endif  // USE_CUDA

@@ -299,7 +299,7 @@ int64_t DeviceSelectTopK(const float* importance, int64_t n, int64_t k, int32_t*
   // +0.0 as equal, like std::greater): pairs with equal importance keep their input
   // order, which is ascending index. The first k pairs are therefore everything
   // above the k-th largest value plus the lowest-index ties at it, exactly the set
-  // IwpExchange::SelectTopK picks.
+  // TopKIndices picks.
   RunCub(&ws->cub_temp, [&](void* storage, size_t& bytes) {
     return cub::DeviceRadixSort::SortPairsDescending(storage, bytes, importance, sorted, order_in,
                                                      order_out, n);

@@ -10,19 +10,21 @@
 
 namespace caffe {
 
-GradientExchange::GradientExchange(const SyncParameter& param, std::shared_ptr<Communicator> comm)
-    : param_(param), comm_(std::move(comm)) {
-  CHECK(comm_);
-}
+GradientExchange::GradientExchange(const SyncParameter& param, Transport transport)
+    : param_(param), comm_(std::move(transport.host)), device_comm_(std::move(transport.device)) {}
 
 void GradientExchange::BroadcastInitialWeights(const vector<Blob*>& params) {
   if (comm_->size() == 1) return;
+  Communicator* comm = gpu_mode_ && device_comm_ ? device_comm_.get() : comm_.get();
   for (Blob* p : params) {
     if (p->count() == 0) continue;
-    comm_->Broadcast(p->mutable_cpu_data(), p->count() * static_cast<int64_t>(sizeof(float)), 0);
+    float* data = comm->memory() == BufferMemory::DEVICE ? p->mutable_gpu_data()
+                                                         : p->mutable_cpu_data();
+    comm->Broadcast(data, p->count() * static_cast<int64_t>(sizeof(float)), 0);
   }
   // Start the byte accounting after the one-time weight broadcast.
   comm_->mutable_stats().Clear();
+  if (device_comm_) device_comm_->mutable_stats().Clear();
 }
 
 void GradientExchange::AverageOverRanks(const vector<Blob*>& blobs) {
@@ -73,19 +75,25 @@ std::string GradientExchange::Summary() const {
                              ? static_cast<double>(s.window_elements()) / s.window_sent()
                              : 0.0;
   const double wire = s.window_bytes() > 0 ? s.window_dense_bytes() / s.window_bytes() : 0.0;
+  auto ms = [&](ExchangeStats::Phase phase) { return 1e3 * s.window_seconds(phase) / steps; };
   std::snprintf(line, sizeof(line),
                 "method %s, density %.6g, nominal ratio %.1fx, wire ratio %.1fx, "
-                "bytes/step %.0f, select %.2f ms, broadcast %.2f ms, allreduce %.2f ms, "
-                "scatter %.2f ms",
+                "bytes/step %.0f, accumulate %.2f ms, select %.2f ms, broadcast %.2f ms, "
+                "gather %.2f ms, allreduce %.2f ms, ",
                 method_name(), s.last_density(), nominal, wire, s.window_bytes() / steps,
-                1e3 * s.window_seconds(ExchangeStats::SELECT) / steps,
-                1e3 * s.window_seconds(ExchangeStats::BROADCAST) / steps,
-                1e3 * s.window_seconds(ExchangeStats::ALLREDUCE) / steps,
-                1e3 * s.window_seconds(ExchangeStats::SCATTER) / steps);
+                ms(ExchangeStats::ACCUMULATE), ms(ExchangeStats::SELECT),
+                ms(ExchangeStats::BROADCAST), ms(ExchangeStats::GATHER),
+                ms(ExchangeStats::ALLREDUCE));
+  std::string out = line;
+  if (s.window_seconds(ExchangeStats::ALLGATHER) > 0) {
+    std::snprintf(line, sizeof(line), "allgather %.2f ms, ", ms(ExchangeStats::ALLGATHER));
+    out += line;
+  }
+  std::snprintf(line, sizeof(line), "scatter %.2f ms", ms(ExchangeStats::SCATTER));
+  out += line;
   int64_t max_age = 0;
   double mean_age = 0;
   CurrentAge(&max_age, &mean_age);
-  std::string out = line;
   if (max_age > 0) {
     std::snprintf(line, sizeof(line), ", age max %lld mean %.1f", static_cast<long long>(max_age),
                   mean_age);
@@ -131,17 +139,22 @@ void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
 }
 
 std::unique_ptr<GradientExchange> CreateGradientExchange(const SyncParameter& param,
-                                                         std::shared_ptr<Communicator> comm) {
+                                                         std::shared_ptr<Communicator> host) {
+  return CreateGradientExchange(param, Transport(std::move(host)));
+}
+
+std::unique_ptr<GradientExchange> CreateGradientExchange(const SyncParameter& param,
+                                                         Transport transport) {
   switch (param.method()) {
     case SyncParameter::DENSE:
-      return std::make_unique<DenseExchange>(param, std::move(comm));
+      return std::make_unique<DenseExchange>(param, std::move(transport));
     case SyncParameter::IWP:
     case SyncParameter::FIXED_THRESHOLD:
-      return std::make_unique<IwpExchange>(param, std::move(comm));
+      return std::make_unique<IwpExchange>(param, std::move(transport));
     case SyncParameter::TOPK_ALLGATHER:
-      return std::make_unique<TopkAllgatherExchange>(param, std::move(comm));
+      return std::make_unique<TopkAllgatherExchange>(param, std::move(transport));
     case SyncParameter::RANDOMK:
-      return std::make_unique<RandomkExchange>(param, std::move(comm));
+      return std::make_unique<RandomkExchange>(param, std::move(transport));
   }
   ErrorBuilder() << "sync_param.method " << static_cast<int>(param.method()) << " is unknown";
 }

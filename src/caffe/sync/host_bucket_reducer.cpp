@@ -28,10 +28,11 @@ void HostBucketReducer::Start(const Bucket& bucket, const std::vector<Blob*>& pa
 
 }  // namespace caffe
 
-#ifndef USE_NCCL
+#ifndef USE_CUDA
 namespace caffe {
-// Without NCCL there is no device path: the DENSE exchange reduces on the host.
-std::unique_ptr<BucketReducer> CreateDeviceBucketReducer(Communicator*, ExchangeStats*) {
+// Without CUDA there is no device path: the DENSE exchange reduces on the host.
+std::unique_ptr<BucketReducer> CreateDeviceBucketReducer(Communicator*, Communicator*,
+                                                         ExchangeStats*) {
   return nullptr;
 }
 }  // namespace caffe

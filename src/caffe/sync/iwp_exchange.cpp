@@ -23,8 +23,8 @@ constexpr uint64_t kSampleSalt = 0x5a3b1eull;
 
 }  // namespace
 
-IwpExchange::IwpExchange(const SyncParameter& param, std::shared_ptr<Communicator> comm)
-    : ResidualExchange(param, std::move(comm)) {
+IwpExchange::IwpExchange(const SyncParameter& param, Transport transport)
+    : ResidualExchange(param, std::move(transport)) {
   if (param_.method() == SyncParameter::IWP && param_.stochastic_fraction() > 0) {
     TrackKnownImportance();
   }
@@ -112,34 +112,6 @@ vector<int64_t> IwpExchange::SplitBudget(const vector<int64_t>& sizes, const vec
     }
   }
   return k;
-}
-
-vector<int32_t> IwpExchange::SelectTopK(const float* importance, int64_t n, int64_t k) {
-  vector<int32_t> out;
-  if (k <= 0) return out;
-  if (k >= n) {
-    out.resize(n);
-    std::iota(out.begin(), out.end(), 0);
-    return out;
-  }
-  vector<float> scratch(importance, importance + n);
-  std::nth_element(scratch.begin(), scratch.begin() + (k - 1), scratch.end(), std::greater<float>());
-  const float threshold = scratch[k - 1];
-  int64_t above = 0;
-  for (int64_t i = 0; i < n; ++i) above += importance[i] > threshold;
-  // Everything strictly above the threshold, then ties in index order up to k: the
-  // same input always gives the same set.
-  int64_t ties_left = k - above;
-  out.reserve(k);
-  for (int64_t i = 0; i < n; ++i) {
-    if (importance[i] > threshold) {
-      out.push_back(static_cast<int32_t>(i));
-    } else if (importance[i] == threshold && ties_left > 0) {
-      out.push_back(static_cast<int32_t>(i));
-      --ties_left;
-    }
-  }
-  return out;
 }
 
 SelectionKernels& IwpExchange::Kernels() {

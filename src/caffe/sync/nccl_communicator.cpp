@@ -110,8 +110,7 @@ void WaitForCollective(cudaStream_t stream, ncclComm_t* comm, int rank, int size
 }  // namespace
 
 bool EveryRankHasItsOwnGpu(Communicator* control) {
-  auto* mpi = dynamic_cast<MpiCommunicator*>(control);
-  if (mpi == nullptr || mpi->size() < 2) return true;
+  if (control->size() < 2) return true;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   cudaDeviceProp prop;
@@ -119,13 +118,14 @@ bool EveryRankHasItsOwnGpu(Communicator* control) {
   // The UUID names one physical GPU across machines, whatever CUDA_VISIBLE_DEVICES
   // made of its index.
   constexpr int kIdBytes = sizeof(prop.uuid);
-  std::vector<char> ids(static_cast<size_t>(kIdBytes) * mpi->size());
-  ThrowIfMpiError(MPI_Allgather(&prop.uuid, kIdBytes, MPI_BYTE, ids.data(), kIdBytes, MPI_BYTE,
-                                mpi->mpi_comm()),
-                  "MPI_Allgather (GPU ids)");
+  std::vector<char> ids(static_cast<size_t>(kIdBytes) * control->size());
+  // A setup message, not exchange traffic: the counters stay as they were.
+  const CommStats counted = control->stats();
+  control->AllGatherBytes(&prop.uuid, kIdBytes, ids.data());
+  control->mutable_stats() = counted;
   std::set<std::string> distinct;
-  for (int r = 0; r < mpi->size(); ++r) distinct.emplace(ids.data() + r * kIdBytes, kIdBytes);
-  return static_cast<int>(distinct.size()) == mpi->size();
+  for (int r = 0; r < control->size(); ++r) distinct.emplace(ids.data() + r * kIdBytes, kIdBytes);
+  return static_cast<int>(distinct.size()) == control->size();
 }
 
 NcclCommunicator::NcclCommunicator(int device) : mpi_(std::make_unique<MpiCommunicator>()) {
@@ -170,7 +170,8 @@ void NcclCommunicator::AllReduceSum(float* data, int64_t count) {
   Finish("allreduce", MpiCommunicator::RingAllReduceBytesSent(count, size(), rank()), start);
 }
 
-void NcclCommunicator::AllReduceSumAsync(float* data, int64_t count, cudaStream_t stream) {
+void NcclCommunicator::AllReduceSumAsync(float* data, int64_t count, Queue queue) {
+  cudaStream_t stream = static_cast<cudaStream_t>(queue);
   CAFFE_REQUIRE(count >= 0) << "AllReduceSumAsync: negative count " << count;
   RequireLive(comm_, rank(), size(), "allreduce (async)");
   CUDA_CHECK(cudaSetDevice(device_));
@@ -183,8 +184,8 @@ void NcclCommunicator::AllReduceSumAsync(float* data, int64_t count, cudaStream_
   entry.bytes_sent += MpiCommunicator::RingAllReduceBytesSent(count, size(), rank());
 }
 
-void NcclCommunicator::Wait(cudaStream_t stream, const char* op) {
-  WaitForCollective(stream, &comm_, rank(), size(), op);
+void NcclCommunicator::Wait(Queue queue, const char* op) {
+  WaitForCollective(static_cast<cudaStream_t>(queue), &comm_, rank(), size(), op);
 }
 
 void NcclCommunicator::Broadcast(void* data, int64_t bytes, int root) {

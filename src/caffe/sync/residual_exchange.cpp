@@ -254,7 +254,7 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
   const int64_t bytes_before = BytesSentSoFar();
   auto start = std::chrono::steady_clock::now();
   ClipAndAccumulate(params);
-  stats_.AddTime(ExchangeStats::SELECT, SecondsSince(start));
+  stats_.AddTime(ExchangeStats::ACCUMULATE, SecondsSince(start));
 
   int64_t total = 0;
   for (Blob* p : params) total += p->count();
@@ -385,7 +385,7 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
       pos += static_cast<int64_t>(indices.size());
     }
   }
-  stats_.AddTime(ExchangeStats::SCATTER, SecondsSince(start));
+  stats_.AddTime(ExchangeStats::GATHER, SecondsSince(start));
 
   const bool limit = param_.max_relative_step() > 0 && step_rates_.size() == params.size();
   if (limit) local_values_.assign(values_.begin(), values_.begin() + total);

@@ -12,12 +12,8 @@
 #include <cmath>
 #include <vector>
 
-
 #include "caffe/util/device_alternate.hpp"
 #include "caffe/util/math_functions.hpp"
-#ifdef USE_NCCL
-#include "caffe/sync/nccl_communicator.hpp"
-#endif
 
 namespace caffe {
 
@@ -91,7 +87,7 @@ int64_t ResidualExchange::ReduceSelectedOnDevice(const vector<Blob*>& params,
       pos += k;
     }
   }
-  stats_.AddTime(ExchangeStats::SCATTER, DeviceSecondsSince(start));
+  stats_.AddTime(ExchangeStats::GATHER, DeviceSecondsSince(start));
 
   const bool limit = param_.max_relative_step() > 0 && step_rates_.size() == params.size();
   if (limit && total > 0) {
@@ -215,27 +211,9 @@ float* ResidualExchange::MutableDeviceVelocity(size_t b) {
   return momentum_correction_ ? device_velocity_[b].as<float>() : nullptr;
 }
 
-Communicator* ResidualExchange::DeviceCommunicator() {
-  // The exchange's own communicator may already take device buffers.
-  if (comm_->backend() == "nccl") return comm_.get();
-#ifdef USE_NCCL
-  if (!device_comm_checked_) {
-    // Collective: every rank gets here in the same step (the first that moves data).
-    device_comm_checked_ = true;
-    // NCCL refuses ranks that share a GPU; the host path below serves them.
-    if (comm_->backend() == "mpi" && comm_->size() > 1 && EveryRankHasItsOwnGpu(comm_.get())) {
-      int device = 0;
-      CUDA_CHECK(cudaGetDevice(&device));
-      device_comm_ = std::make_shared<NcclCommunicator>(device);
-    }
-  }
-#endif
-  return device_comm_.get();
-}
-
 void ResidualExchange::RecordDeviceBytes(const char* op, int64_t before) {
   if (device_comm_ == nullptr) return;  // comm_ itself counted them
-  // NCCL's bytes go into the exchange communicator's counters, where the step's
+  // The device communicator's bytes go into comm_'s counters, where the step's
   // accounting (BytesSentSoFar) reads them.
   CommStats::Entry& entry = comm_->mutable_stats().by_op[op];
   ++entry.calls;
@@ -262,7 +240,7 @@ void ResidualExchange::BroadcastMessageOnDevice(std::string* message, int root,
   if (is_root) device_message_.Upload(message->data(), length);
   device->Broadcast(device_message_.data(), length, root);
   if (!is_root) device_message_.Download(message->data(), length);
-  RecordDeviceBytes("broadcast_nccl", before);
+  RecordDeviceBytes("broadcast_device", before);
 }
 
 void ResidualExchange::AllReduceOnDevice(float* values, int64_t count) {
@@ -270,10 +248,10 @@ void ResidualExchange::AllReduceOnDevice(float* values, int64_t count) {
   if (Communicator* device = DeviceCommunicator()) {
     const int64_t before = device->stats().total_bytes_sent();
     device->AllReduceSum(values, count);
-    RecordDeviceBytes("allreduce_nccl", before);
+    RecordDeviceBytes("allreduce_device", before);
     return;
   }
-  // No NCCL: through host memory with the communicator.
+  // No device communicator: through host memory and comm_.
   values_.resize(count);
   CUDA_CHECK(cudaMemcpy(values_.data(), values, count * sizeof(float), cudaMemcpyDeviceToHost));
   comm_->AllReduceSum(values_.data(), count);
@@ -289,7 +267,7 @@ void ResidualExchange::AllGatherOnDevice(const void* in, int64_t bytes, void* ou
   if (Communicator* device = DeviceCommunicator()) {
     const int64_t before = device->stats().total_bytes_sent();
     device->AllGatherBytes(in, bytes, out);
-    RecordDeviceBytes("allgather_nccl", before);
+    RecordDeviceBytes("allgather_device", before);
     return;
   }
   std::vector<char> send(bytes), receive(bytes * n);

@@ -6,7 +6,7 @@
 #include <limits>
 #include <random>
 
-#include "caffe/sync/iwp_exchange.hpp"
+#include "caffe/sync/top_k.hpp"
 #include "caffe/util/parallel_for.hpp"
 
 namespace caffe {
@@ -110,7 +110,7 @@ vector<int32_t> HostSelectionKernels::SelectAtLeast(size_t j, float threshold) {
 
 vector<int32_t> HostSelectionKernels::SelectTopK(size_t j, int64_t k, float* threshold) {
   const float* x = importance_.data() + offsets_[j];
-  vector<int32_t> out = IwpExchange::SelectTopK(x, sizes_[j], k);
+  vector<int32_t> out = TopKIndices(x, sizes_[j], k);
   float smallest = std::numeric_limits<float>::max();
   for (int32_t i : out) smallest = std::min(smallest, x[i]);
   *threshold = out.empty() ? 0.f : smallest;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "caffe/sync/iwp_exchange.hpp"
+#include "caffe/sync/top_k.hpp"
 
 namespace caffe {
 
@@ -62,8 +62,11 @@ int64_t TopkAllgatherExchange::ExchangeSparse(int iter, const vector<Blob*>& par
     magnitude.resize(n);
     const float* v = residual_[b].data();
     for (int64_t i = 0; i < n; ++i) magnitude[i] = std::fabs(v[i]);
-    chosen[b] = IwpExchange::SelectTopK(magnitude.data(), n, k[b]);
+    chosen[b] = TopKIndices(magnitude.data(), n, k[b]);
   }
+  stats_.AddTime(ExchangeStats::SELECT, SecondsSince(start));
+
+  start = std::chrono::steady_clock::now();
   // This rank's block: all values, then all indices.
   const int64_t block_bytes = 8 * k_total;
   send_.resize(block_bytes);
@@ -77,7 +80,7 @@ int64_t TopkAllgatherExchange::ExchangeSparse(int iter, const vector<Blob*>& par
       ++pos;
     }
   }
-  stats_.AddTime(ExchangeStats::SELECT, SecondsSince(start));
+  stats_.AddTime(ExchangeStats::GATHER, SecondsSince(start));
 
   // Small blobs travel densely by all-reduce (this also zeroes the sparse blobs'
   // diffs, which the gathered selections then fill).
@@ -90,7 +93,7 @@ int64_t TopkAllgatherExchange::ExchangeSparse(int iter, const vector<Blob*>& par
   } else {
     std::memcpy(receive_.data(), send_.data(), block_bytes);
   }
-  stats_.AddTime(ExchangeStats::ALLREDUCE, SecondsSince(start));
+  stats_.AddTime(ExchangeStats::ALLGATHER, SecondsSince(start));
 
   start = std::chrono::steady_clock::now();
   const float inv = 1.f / n_ranks;

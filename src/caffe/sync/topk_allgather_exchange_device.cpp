@@ -41,13 +41,21 @@ int64_t TopkAllgatherExchange::ExchangeSparseOnDevice(int iter, const vector<Blo
     const int64_t picked = DeviceSelectTopK(magnitude_.as<float>(), n, k[b], chosen + offset,
                                             &smallest, device_workspace());
     CHECK_EQ(picked, k[b]);
-    DeviceGather(v, chosen + offset, k[b], values + offset);
+    offset += k[b];
+  }
+  stats_.AddTime(ExchangeStats::SELECT, DeviceSecondsSince(start));
+
+  start = std::chrono::steady_clock::now();
+  offset = 0;
+  for (size_t b = 0; b < m; ++b) {
+    if (IsDenseBlob(b)) continue;
+    DeviceGather(ResidualData(b), chosen + offset, k[b], values + offset);
     offset += k[b];
   }
   if (k_total > 0) {
     CUDA_CHECK(cudaMemcpy(indices, chosen, k_total * sizeof(int32_t), cudaMemcpyDeviceToDevice));
   }
-  stats_.AddTime(ExchangeStats::SELECT, DeviceSecondsSince(start));
+  stats_.AddTime(ExchangeStats::GATHER, DeviceSecondsSince(start));
 
   // Small blobs travel densely by all-reduce (this also zeroes the sparse blobs'
   // diffs, which the gathered selections then fill).
@@ -56,7 +64,7 @@ int64_t TopkAllgatherExchange::ExchangeSparseOnDevice(int iter, const vector<Blo
   start = std::chrono::steady_clock::now();
   device_receive_.Reserve(block_bytes * n_ranks);
   AllGatherOnDevice(device_send_.data(), block_bytes, device_receive_.data());
-  stats_.AddTime(ExchangeStats::ALLREDUCE, DeviceSecondsSince(start));
+  stats_.AddTime(ExchangeStats::ALLGATHER, DeviceSecondsSince(start));
 
   start = std::chrono::steady_clock::now();
   const float inv = 1.f / n_ranks;
