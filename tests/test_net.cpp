@@ -358,6 +358,41 @@ TEST(NetTest, MalformedPrototxtReportsLineAndColumn) {
   }
 }
 
+// The net knows which layer it was building or running; the line comes from that, not
+// from reading the name back out of the message (a quote in the name would end it).
+TEST(NetTest, LayerErrorsFromAFileNameTheLayersLine) {
+  const string dir = MakeTempDir("layer_line");
+  const string file = dir + "/net.prototxt";
+  WriteFileAtomically(file, string(kInputAndIp) +
+                                "layer { name: \"it's\" type: 'InnerProduct'\n"
+                                "  bottom: 'x' top: 'p' }\n");
+  auto context = std::make_shared<Context>();
+  try {
+    Net net(file, TRAIN, context);
+    FAIL() << "a layer without num_output";
+  } catch (const Error& e) {
+    EXPECT_EQ(string(e.what()).rfind(file + ":4: layer 'it's' (InnerProduct): ", 0), 0u) << e.what();
+    EXPECT_EQ(e.layer(), "it's");
+  }
+  // At run time: a label out of range in the loss layer of line 8.
+  WriteFileAtomically(file, string(kInputAndIp) +
+                                "layer { name: 'lab' type: 'Input' top: 'lab'\n"
+                                "  input_param { shape { dim: 2 } } }\n"
+                                "layer { name: 'ip' type: 'InnerProduct' bottom: 'x' top: 'p'\n"
+                                "  inner_product_param { num_output: 3 } }\n"
+                                "layer { name: \"lo'ss\" type: 'SoftmaxWithLoss'\n"
+                                "  bottom: 'p' bottom: 'lab' top: 'loss' }\n");
+  Net net(file, TRAIN, context);
+  net.blob_by_name("lab")->mutable_cpu_data()[1] = 7;
+  try {
+    net.Forward();
+    FAIL() << "label 7 of 3 classes";
+  } catch (const Error& e) {
+    EXPECT_EQ(string(e.what()).rfind(file + ":8: ", 0), 0u) << e.what();
+    EXPECT_EQ(e.layer(), "lo'ss");
+  }
+}
+
 TEST(NetTest, MissingFileIsAnError) {
   NetParameter param;
   try {

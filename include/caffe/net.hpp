@@ -112,7 +112,20 @@ class Net {
   static bool StateMeetsRule(const NetState& state, const NetStateRule& rule);
 
  private:
+  // Building a net, in its named steps: Init runs them in this order.
   void Init(const NetParameter& param);
+  // 1. The layers the state selects, with Split layers where a blob has several readers.
+  NetParameter FilterAndSplit(const NetParameter& param) const;
+  // 2. Creates layer `layer_id`, connects its bottoms and tops and sets it up; returns
+  // whether a bottom needs backward.
+  bool WireLayer(NetParameter& param, int layer_id, std::set<string>* available_blobs,
+                 std::map<string, int>* blob_name_to_idx);
+  // 3. Registers the layer's parameter blobs (sharing, rates); returns whether one
+  // learns.
+  bool AppendLayerParams(const NetParameter& param, int layer_id);
+  // 4. Which layers and bottoms need backward: those that lead to a loss, and every
+  // one that can under force_backward.
+  void AnalyzeBackward(const NetParameter& param);
   void AppendTop(const NetParameter& param, int layer_id, int top_id,
                  std::set<string>* available_blobs, std::map<string, int>* blob_name_to_idx);
   int AppendBottom(const NetParameter& param, int layer_id, int bottom_id,

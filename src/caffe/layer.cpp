@@ -18,7 +18,8 @@ Layer::Layer(const LayerParameter& param)
 }
 
 ErrorBuilder Layer::Fail() const {
-  return ErrorBuilder("layer '" + layer_param_.name() + "' (" + layer_param_.type() + "): ");
+  return ErrorBuilder("layer '" + layer_param_.name() + "' (" + layer_param_.type() + "): ",
+                      layer_param_.name());
 }
 
 string Layer::bottom_name(int i) const {

@@ -43,27 +43,33 @@ int LayerLineInFile(const string& file, const string& layer_name) {
   return 0;
 }
 
-// Errors raised while building or running a net read "<source>: layer 'NAME' ...".
-// Parsed protos carry no positions, so the layer's line is looked up in the source
-// file only now, on the error path, and the error becomes "<source>:LINE: layer ...".
+// Errors raised while building or running a net read "<source>: layer 'NAME' ..." and
+// carry the layer they are about (Error::layer). Parsed protos carry no positions, so
+// the layer's line is looked up in the source file only now, on the error path, and
+// the error becomes "<source>:LINE: layer ...".
 [[noreturn]] void ThrowWithLayerLine(const string& source, const Error& error) {
   const string message = error.what();
   const string prefix = source + ": ";
-  const string marker = "layer '";
-  if (message.compare(0, prefix.size(), prefix) == 0) {
-    const size_t name_begin = message.find(marker, prefix.size());
-    const size_t name_end =
-        name_begin == string::npos ? string::npos : message.find('\'', name_begin + marker.size());
-    if (name_end != string::npos) {
-      const string name = message.substr(name_begin + marker.size(),
-                                         name_end - name_begin - marker.size());
-      const int line = LayerLineInFile(source, name);
-      if (line > 0) {
-        throw Error(source + ":" + std::to_string(line) + ": " + message.substr(prefix.size()));
-      }
+  if (!error.layer().empty() && message.compare(0, prefix.size(), prefix) == 0) {
+    const int line = LayerLineInFile(source, error.layer());
+    if (line > 0) {
+      throw Error(source + ":" + std::to_string(line) + ": " + message.substr(prefix.size()),
+                  error.layer());
     }
   }
   throw error;
+}
+
+// Runs one step of building or running `layer`; an error it raises without naming its
+// layer is about this one.
+template <typename Step>
+void AtLayer(const string& layer, Step step) {
+  try {
+    step();
+  } catch (const Error& e) {
+    if (!e.layer().empty()) throw;
+    throw Error(e.what(), layer);
+  }
 }
 
 }  // namespace
@@ -122,7 +128,7 @@ void Net::FilterNet(const NetParameter& param, NetParameter* filtered) {
   filtered->CopyFrom(param);
   filtered->clear_layer();
   for (const LayerParameter& layer : param.layer()) {
-    CAFFE_REQUIRE(layer.include_size() == 0 || layer.exclude_size() == 0)
+    CAFFE_REQUIRE(layer.include_size() == 0 || layer.exclude_size() == 0).AboutLayer(layer.name())
         << "layer '" << layer.name() << "': specify either include or exclude rules, not both";
     // With include rules a layer is in only if some rule matches; with exclude rules
     // it is in unless some rule matches.
@@ -139,18 +145,8 @@ void Net::FilterNet(const NetParameter& param, NetParameter* filtered) {
 
 void Net::Init(const NetParameter& in_param) {
   phase_ = in_param.state().phase();
-  NetParameter filtered;
-  NetParameter param;
-  try {
-    FilterNet(in_param, &filtered);
-    InsertSplits(filtered, &param);
-  } catch (const Error& e) {
-    Fail() << e.what();
-  }
+  NetParameter param = FilterAndSplit(in_param);
   name_ = param.name();
-
-  std::set<string> available_blobs;
-  std::map<string, int> blob_name_to_idx;
   const int num_layers = param.layer_size();
   bottom_vecs_.resize(num_layers);
   top_vecs_.resize(num_layers);
@@ -158,81 +154,119 @@ void Net::Init(const NetParameter& in_param) {
   top_id_vecs_.resize(num_layers);
   bottom_need_backward_.resize(num_layers);
 
+  std::set<string> available_blobs;
+  std::map<string, int> blob_name_to_idx;
   for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
     LayerParameter* layer_param = param.mutable_layer(layer_id);
-    if (!layer_param->has_phase()) layer_param->set_phase(phase_);
-    CAFFE_REQUIRE(!layer_param->type().empty())
-        << source_ << ": layer '" << layer_param->name() << "' has no type";
-    CAFFE_REQUIRE(layer_names_index_.count(layer_param->name()) == 0)
-        << source_ << ": two layers are named '" << layer_param->name() << "'";
-    CAFFE_REQUIRE(layer_param->propagate_down_size() == 0 ||
-                  layer_param->propagate_down_size() == layer_param->bottom_size())
-        << source_ << ": layer '" << layer_param->name()
-        << "': propagate_down must be given once per bottom";
     try {
-      // The context's mode picks the engine where DEFAULT depends on it (cuDNN on a GPU).
-      layers_.push_back(LayerRegistry::CreateLayer(*layer_param, context_->mode()));
+      AtLayer(layer_param->name(), [&] {
+        bool need_backward = WireLayer(param, layer_id, &available_blobs, &blob_name_to_idx);
+        need_backward |= AppendLayerParams(param, layer_id);
+        layer_need_backward_.push_back(need_backward);
+        if (need_backward) {
+          for (int top_id : top_id_vecs_[layer_id]) blob_need_backward_[top_id] = true;
+        }
+      });
     } catch (const Error& e) {
-      Fail() << e.what();
+      // Messages of the net itself already start with the source; the layers' do not.
+      const string message = e.what();
+      if (message.compare(0, source_.size() + 2, source_ + ": ") == 0) throw;
+      Fail().AboutLayer(e.layer()) << message;
     }
-    layers_.back()->set_context(context_);
-    layer_names_.push_back(layer_param->name());
-    layer_names_index_[layer_param->name()] = layer_id;
+  }
+  AnalyzeBackward(param);
+  for (const string& blob_name : available_blobs) {
+    const int idx = blob_name_to_idx[blob_name];
+    net_output_blobs_.push_back(blobs_[idx].get());
+    net_output_blob_indices_.push_back(idx);
+  }
+  for (size_t i = 0; i < blob_names_.size(); ++i) blob_names_index_[blob_names_[i]] = static_cast<int>(i);
+}
 
-    bool need_backward = false;
-    for (int bottom_id = 0; bottom_id < layer_param->bottom_size(); ++bottom_id) {
-      const int blob_id =
-          AppendBottom(param, layer_id, bottom_id, &available_blobs, &blob_name_to_idx);
-      need_backward |= blob_need_backward_[blob_id];
-    }
-    for (int top_id = 0; top_id < layer_param->top_size(); ++top_id) {
-      AppendTop(param, layer_id, top_id, &available_blobs, &blob_name_to_idx);
-      if (layer_param->type() == "Input") net_input_blobs_.push_back(top_vecs_[layer_id].back());
-    }
-    // Layers such as losses can create their own anonymous tops.
-    Layer* layer = layers_[layer_id].get();
-    if (layer->AutoTopBlobs()) {
-      const int needed = std::max(layer->MinTopBlobs(), layer->ExactNumTopBlobs());
-      for (int top_id = layer_param->top_size(); top_id < needed; ++top_id) {
-        AppendTop(param, layer_id, top_id, nullptr, nullptr);
-      }
-    }
+NetParameter Net::FilterAndSplit(const NetParameter& in_param) const {
+  NetParameter filtered;
+  NetParameter param;
+  try {
+    FilterNet(in_param, &filtered);
+    InsertSplits(filtered, &param);
+  } catch (const Error& e) {
+    Fail().AboutLayer(e.layer()) << e.what();
+  }
+  return param;
+}
 
-    try {
-      layer->SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
-    } catch (const Error& e) {
-      Fail() << e.what();
-    }
-    LOG_IF(INFO, context_->rank() == 0)
-        << "Setting up " << layer_names_[layer_id] << " (" << layer->type() << ")";
-    for (size_t top_id = 0; top_id < top_vecs_[layer_id].size(); ++top_id) {
-      const int blob_id = top_id_vecs_[layer_id][top_id];
-      if (blob_loss_weights_.size() <= static_cast<size_t>(blob_id)) {
-        blob_loss_weights_.resize(blob_id + 1, 0.f);
-      }
-      blob_loss_weights_[blob_id] = layer->loss(static_cast<int>(top_id));
-      VLOG(1) << "Top shape: " << top_vecs_[layer_id][top_id]->shape_string();
-    }
+bool Net::WireLayer(NetParameter& param, int layer_id, std::set<string>* available_blobs,
+                    std::map<string, int>* blob_name_to_idx) {
+  LayerParameter* layer_param = param.mutable_layer(layer_id);
+  if (!layer_param->has_phase()) layer_param->set_phase(phase_);
+  CAFFE_REQUIRE(!layer_param->type().empty())
+      << source_ << ": layer '" << layer_param->name() << "' has no type";
+  CAFFE_REQUIRE(layer_names_index_.count(layer_param->name()) == 0)
+      << source_ << ": two layers are named '" << layer_param->name() << "'";
+  CAFFE_REQUIRE(layer_param->propagate_down_size() == 0 ||
+                layer_param->propagate_down_size() == layer_param->bottom_size())
+      << source_ << ": layer '" << layer_param->name()
+      << "': propagate_down must be given once per bottom";
+  // The context's mode picks the engine where DEFAULT depends on it (cuDNN on a GPU).
+  layers_.push_back(LayerRegistry::CreateLayer(*layer_param, context_->mode()));
+  layers_.back()->set_context(context_);
+  layer_names_.push_back(layer_param->name());
+  layer_names_index_[layer_param->name()] = layer_id;
 
-    const int num_param_blobs = static_cast<int>(layer->blobs().size());
-    CAFFE_REQUIRE(layer_param->param_size() <= num_param_blobs)
-        << source_ << ": layer '" << layer_param->name() << "' has " << num_param_blobs
-        << " parameter blob(s) but " << layer_param->param_size() << " param specs";
-    for (int param_id = 0; param_id < num_param_blobs; ++param_id) {
-      const bool learns = param_id >= layer_param->param_size() ||
-                          layer_param->param(param_id).lr_mult() != 0;
-      // As in Caffe: a use with lr_mult 0 computes no gradient, so that blob's diff
-      // stays zero (on every rank: it is never exchanged).
-      if (!learns) layer->set_param_propagate_down(param_id, false);
-      need_backward |= learns && layer->param_propagate_down(param_id);
-      AppendParam(param, layer_id, param_id);
-    }
-    layer_need_backward_.push_back(need_backward);
-    if (need_backward) {
-      for (int top_id : top_id_vecs_[layer_id]) blob_need_backward_[top_id] = true;
+  bool need_backward = false;
+  for (int bottom_id = 0; bottom_id < layer_param->bottom_size(); ++bottom_id) {
+    const int blob_id = AppendBottom(param, layer_id, bottom_id, available_blobs, blob_name_to_idx);
+    need_backward |= blob_need_backward_[blob_id];
+  }
+  for (int top_id = 0; top_id < layer_param->top_size(); ++top_id) {
+    AppendTop(param, layer_id, top_id, available_blobs, blob_name_to_idx);
+    if (layer_param->type() == "Input") net_input_blobs_.push_back(top_vecs_[layer_id].back());
+  }
+  // Layers such as losses can create their own anonymous tops.
+  Layer* layer = layers_[layer_id].get();
+  if (layer->AutoTopBlobs()) {
+    const int needed = std::max(layer->MinTopBlobs(), layer->ExactNumTopBlobs());
+    for (int top_id = layer_param->top_size(); top_id < needed; ++top_id) {
+      AppendTop(param, layer_id, top_id, nullptr, nullptr);
     }
   }
 
+  layer->SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
+  LOG_IF(INFO, context_->rank() == 0)
+      << "Setting up " << layer_names_[layer_id] << " (" << layer->type() << ")";
+  for (size_t top_id = 0; top_id < top_vecs_[layer_id].size(); ++top_id) {
+    const int blob_id = top_id_vecs_[layer_id][top_id];
+    if (blob_loss_weights_.size() <= static_cast<size_t>(blob_id)) {
+      blob_loss_weights_.resize(blob_id + 1, 0.f);
+    }
+    blob_loss_weights_[blob_id] = layer->loss(static_cast<int>(top_id));
+    VLOG(1) << "Top shape: " << top_vecs_[layer_id][top_id]->shape_string();
+  }
+  return need_backward;
+}
+
+bool Net::AppendLayerParams(const NetParameter& param, int layer_id) {
+  const LayerParameter& layer_param = param.layer(layer_id);
+  Layer* layer = layers_[layer_id].get();
+  const int num_param_blobs = static_cast<int>(layer->blobs().size());
+  CAFFE_REQUIRE(layer_param.param_size() <= num_param_blobs)
+      << source_ << ": layer '" << layer_param.name() << "' has " << num_param_blobs
+      << " parameter blob(s) but " << layer_param.param_size() << " param specs";
+  bool learns_any = false;
+  for (int param_id = 0; param_id < num_param_blobs; ++param_id) {
+    const bool learns = param_id >= layer_param.param_size() ||
+                        layer_param.param(param_id).lr_mult() != 0;
+    // As in Caffe: a use with lr_mult 0 computes no gradient, so that blob's diff
+    // stays zero (on every rank: it is never exchanged).
+    if (!learns) layer->set_param_propagate_down(param_id, false);
+    learns_any |= learns && layer->param_propagate_down(param_id);
+    AppendParam(param, layer_id, param_id);
+  }
+  return learns_any;
+}
+
+void Net::AnalyzeBackward(const NetParameter& param) {
+  const int num_layers = param.layer_size();
   // Walk backwards: a layer needs backward only if something it feeds leads to a loss.
   std::set<string> blobs_under_loss;
   std::set<string> blobs_skip_backward;
@@ -280,13 +314,6 @@ void Net::Init(const NetParameter& in_param) {
       }
     }
   }
-
-  for (const string& blob_name : available_blobs) {
-    const int idx = blob_name_to_idx[blob_name];
-    net_output_blobs_.push_back(blobs_[idx].get());
-    net_output_blob_indices_.push_back(idx);
-  }
-  for (size_t i = 0; i < blob_names_.size(); ++i) blob_names_index_[blob_names_[i]] = static_cast<int>(i);
 }
 
 void Net::AppendTop(const NetParameter& param, int layer_id, int top_id,
@@ -403,13 +430,13 @@ float Net::ForwardFromTo(int start, int end) {
   CHECK_GE(start, 0);
   CHECK_LT(end, static_cast<int>(layers_.size()));
   float loss = 0;
-  try {
-    for (int i = start; i <= end; ++i) {
+  for (int i = start; i <= end; ++i) {
+    try {
       loss += layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+    } catch (const Error& e) {
+      // Bad data (a label out of range, an undecodable record) shows up only here.
+      ThrowWithLayerLine(source_, Error(source_ + ": " + e.what(), layer_names_[i]));
     }
-  } catch (const Error& e) {
-    // Bad data (a label out of range, an undecodable record) shows up only here.
-    ThrowWithLayerLine(source_, Error(source_ + ": " + e.what()));
   }
   return loss;
 }
@@ -428,7 +455,7 @@ void Net::BackwardFromTo(int start, int end) {
       try {
         layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
       } catch (const Error& e) {
-        ThrowWithLayerLine(source_, Error(source_ + ": " + e.what()));
+        ThrowWithLayerLine(source_, Error(source_ + ": " + e.what(), layer_names_[i]));
       }
     }
     // Outside the try: the observer's errors (the exchange's) are not the net's.

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace caffe {
@@ -20,7 +21,14 @@ using std::vector;
 // Internal invariants use glog CHECK instead, because they are bugs, not input.
 class Error : public std::runtime_error {
  public:
-  explicit Error(const string& what) : std::runtime_error(what) {}
+  // `layer`: the net layer the error is about, when there is one; the net uses it to
+  // put the layer's line in its file into the message.
+  explicit Error(const string& what, string layer = "")
+      : std::runtime_error(what), layer_(std::move(layer)) {}
+  const string& layer() const { return layer_; }
+
+ private:
+  string layer_;
 };
 
 // Builds an Error message with stream syntax and throws it when the statement ends:
@@ -29,16 +37,24 @@ class ErrorBuilder {
  public:
   ErrorBuilder() = default;
   explicit ErrorBuilder(const string& prefix) { stream_ << prefix; }
+  // An error about net layer `layer` (Error::layer), its message starting with `prefix`.
+  ErrorBuilder(const string& prefix, const string& layer) : layer_(layer) { stream_ << prefix; }
   ErrorBuilder(const ErrorBuilder&) = delete;
   template <typename T>
   ErrorBuilder& operator<<(const T& value) {
     stream_ << value;
     return *this;
   }
-  [[noreturn]] ~ErrorBuilder() noexcept(false) { throw Error(stream_.str()); }
+  // Names the layer the error is about (Error::layer).
+  ErrorBuilder& AboutLayer(const string& name) {
+    layer_ = name;
+    return *this;
+  }
+  [[noreturn]] ~ErrorBuilder() noexcept(false) { throw Error(stream_.str(), layer_); }
 
  private:
   std::ostringstream stream_;
+  string layer_;
 };
 
 // Throws caffe::Error unless `condition` holds; stream the message after it.

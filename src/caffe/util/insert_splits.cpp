@@ -48,7 +48,7 @@ void InsertSplits(const NetParameter& param, NetParameter* param_split) {
           }
         }
         ErrorBuilder error;
-        error << "layer '" << layer.name() << "' (" << layer.type() << "): bottom blob '"
+        error.AboutLayer(layer.name()) << "layer '" << layer.name() << "' (" << layer.type() << "): bottom blob '"
               << layer.bottom(j) << "' is not produced by any earlier layer";
         if (!later.empty()) {
           error << " (expected a producer above it, found only the later layer '" << later
