@@ -88,24 +88,10 @@ constexpr bool kHaveCudnn = true;
 constexpr bool kHaveCudnn = false;
 #endif
 
-// Which layer types DEFAULT sends to oneDNN, from bench/conv_engine_bench (forward +
-// backward on LeNet / ResNet-20 / AlexNet shapes; geometric mean per type of reference
-// time / DNNL time, two runs on a shared 2-core AVX-512 host, 1 thread | 2 threads):
-//   Convolution 1.4-1.6 | 1.3-2.5   (LeNet's small convolutions alone: 0.8-1.0)
-//   Pooling 3.5-4.1 | 2.7-3.5, LRN 2.5-2.9 | 2.1-2.8, ReLU 15-22 | 7-11
-//   BatchNorm (TRAIN) 1.8-1.9 | 0.7-2.0. With more than one thread DEFAULT keeps the
-//   reference BatchNorm (its loops run on the shared OpenMP pool): oneDNN's batch
-//   norm synchronises its threads with spinning barriers, and on a loaded host one
-//   descheduled thread stalls the rest. ResNet-20 (`caffe time`, synthetic stage,
-//   2 threads, load ~17 on 2 cores): its BatchNorm layers took 944-1277 ms per
-//   forward-backward with oneDNN, 124-127 ms with the reference loops.
-//   InnerProduct 0.67-0.83 | 0.45-0.49: oneDNN runs the same kind of GEMM as OpenBLAS
-//   there, plus a per-call overhead that small layers feel.
-//   Deconvolution (caffe time on three upsampling layers, batch 16: 64->32 and 32->16
-//   channels k4 s2 p1, and 16->8 channels k3 s2 p1 group 2 to 127x127; 1 | 2 threads,
-//   two runs): the first two 1.1-1.3x faster on oneDNN, the grouped one 4x slower
-//   (oneDNN's forward takes 100-125 ms against 14 ms), the three together 0.61-0.65 |
-//   0.69-0.71. DEFAULT stays CAFFE; `engine: DNNL` picks oneDNN per layer.
+// Which layer types DEFAULT sends to oneDNN on the CPU: those measured faster with it
+// on this project's shapes (bench/README.md, "Convolution engines", has the figures).
+// BatchNorm only at one thread: oneDNN's batch norm synchronises its threads with
+// spinning barriers, which a loaded host turns into stalls.
 struct DnnlIsFaster {
   bool convolution, deconvolution, inner_product, pooling, lrn, relu, batch_norm;
 };
