@@ -397,6 +397,32 @@ TEST(GpuIwpSelectionTest, DeviceSelectorMatchesTheHostKernels) {
 #endif
 }
 
+// The weight floor's RMS is read on the device: the same importances and choices.
+TEST(GpuIwpSelectionTest, WeightFloorMatchesTheHostKernels) {
+  SKIP_WITHOUT_GPU();
+#ifdef USE_CUDA
+  Blob blob(vector<int64_t>{4099});
+  FillUniform(&blob, -1, 1, 700);
+  vector<float> residual = MakeImportance(4099, Ties::kNone, 701);
+  DeviceBuffer device_residual;
+  device_residual.UploadVector(residual);
+  vector<Blob*> params = {&blob};
+  HostSelectionKernels host;
+  std::unique_ptr<SelectionKernels> device = CreateDeviceSelectionKernels();
+  ASSERT_TRUE(device != nullptr);
+  host.ComputeImportance(params, {0}, {residual.data()}, 1e-6f, 0.5f);
+  device->ComputeImportance(params, {0}, {device_residual.as<float>()}, 1e-6f, 0.5f);
+  double host_sum, host_squares, device_sum, device_squares;
+  host.Sums(0, &host_sum, &host_squares);
+  device->Sums(0, &device_sum, &device_squares);
+  EXPECT_NEAR(device_sum, host_sum, 1e-5 * std::fabs(host_sum));
+  EXPECT_NEAR(device_squares, host_squares, 1e-5 * std::fabs(host_squares));
+  float host_threshold = -1, device_threshold = -2;
+  EXPECT_EQ(device->SelectTopK(0, 64, &device_threshold), host.SelectTopK(0, 64, &host_threshold));
+  EXPECT_NEAR(device_threshold, host_threshold, 1e-6f * host_threshold);
+#endif
+}
+
 // Whole exchange steps in GPU mode (residuals, selection, gather, scatter on the
 // device) and in CPU mode, on one rank, for every selection mode, dense warm-up steps,
 // momentum correction and a save / restore in the middle: the applied gradients and

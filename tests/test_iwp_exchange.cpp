@@ -82,6 +82,30 @@ TEST(IwpExchangeLocalTest, ImportanceDividesByTheWeight) {
   }
 }
 
+// weight_floor: a tiny gradient on a weight near zero outranks everything under the
+// reference's |w|, and gives way to larger gradients on ordinary weights once the
+// denominator has the blob's RMS weight added.
+TEST(IwpExchangeLocalTest, WeightFloorMeasuresWeightsNearZeroAgainstTheBlob) {
+  for (const float floor : {0.f, 1.f}) {
+    auto exchange = MakeIwp("density: 0.1 weight_floor: " + std::to_string(floor));
+    Params params({1000});
+    Blob& blob = *params.ptrs[0];
+    float* w = blob.mutable_cpu_data();
+    float* g = blob.mutable_cpu_diff();
+    for (int64_t i = 0; i < 1000; ++i) {
+      w[i] = i < 100 ? 1e-4f : 1.f;                       // 100 weights near zero
+      g[i] = i < 100 ? 0.01f : (i < 200 ? 0.25f : 0.1f);  // 100 large gradients after them
+    }
+    exchange->Exchange(0, params.ptrs);
+    const vector<int32_t> sent = SentIndices(blob);
+    ASSERT_EQ(sent.size(), 100u) << "floor " << floor;
+    // Floor 0: 0.01 / 1e-4 = 100 beats 0.25 / 1. Floor 1 (RMS about 0.95): 0.01 / 0.95
+    // loses to 0.25 / 1.95.
+    EXPECT_EQ(sent.front(), floor == 0 ? 0 : 100) << "floor " << floor;
+    EXPECT_EQ(sent.back(), floor == 0 ? 99 : 199) << "floor " << floor;
+  }
+}
+
 // Fewer coordinates hold anything than the budget allows: only they travel, in every
 // threshold mode (a threshold of 0 used to send whole blobs).
 TEST(IwpExchangeLocalTest, ZeroImportanceNeverTravels) {

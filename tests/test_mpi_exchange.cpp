@@ -164,6 +164,8 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(SyncParameter::IWP, string("momentum_correction: true clip_norm: 20 stochastic_fraction: 0.2")),
                       std::make_tuple(SyncParameter::TOPK_ALLGATHER, string("momentum_correction: true clip_norm: 20")),
                       std::make_tuple(SyncParameter::IWP, string("threshold_mode: SAMPLED index_encoding: BITMAP")),
+                      std::make_tuple(SyncParameter::IWP, string("warmup_iter: 3 weight_floor: 1 stochastic_fraction: 0.1 max_relative_step: 0.5")),
+                      std::make_tuple(SyncParameter::IWP, string("warmup_iter: 3 leader: EVERY_RANK measure_capture: true")),
                       std::make_tuple(SyncParameter::IWP, string("warmup_iter: 5 density_schedule: 0.5 density_schedule_iter: 5")),
                       std::make_tuple(SyncParameter::FIXED_THRESHOLD, string("fixed_threshold: 3")),
                       std::make_tuple(SyncParameter::TOPK_ALLGATHER, string()),
@@ -190,6 +192,51 @@ TEST(IwpExchangeTest, LeadersAgreeAndAreUniform) {
   const int trials = 40000;
   for (int t = 0; t < trials; ++t) ++counts[LeaderFor(7, t, -1, n)];
   for (int r = 0; r < n; ++r) EXPECT_NEAR(counts[r], trials / n, 0.05 * trials / n) << "rank " << r;
+}
+
+// The capture probe on real ranks: coordinate 7 holds most of the summed residual
+// but nothing on the leader, so the leader's choice misses it while the best choice
+// of as many coordinates takes it; both shares come out as computed by hand, and the
+// probe's all-reduce does not count in the bytes.
+TEST(IwpExchangeTest, CaptureProbeScoresTheLeadersChoiceAgainstTheBest) {
+  const int n = g_comm->size();
+  const int me = g_comm->rank();
+  const int leader = LeaderFor(1, 0, -1, n);
+  vector<int64_t> bytes;
+  for (const bool probe : {true, false}) {
+    auto exchange = CreateGradientExchange(
+        MakeSync(SyncParameter::IWP, string("seed: 1 density: 0.01 min_layer_size: 10 measure_capture: ") +
+                                         (probe ? "true" : "false")),
+        g_comm);
+    Blob blob(vector<int64_t>{2000});
+    std::fill(blob.mutable_cpu_data(), blob.mutable_cpu_data() + 2000, 1.f);
+    float* g = blob.mutable_cpu_diff();
+    // The budget is 20: every rank has 0.5 at coordinates 100-119, and every rank but
+    // the leader 2 at coordinate 7.
+    std::fill(g, g + 2000, 0.f);
+    std::fill(g + 100, g + 120, 0.5f);
+    g[7] = me == leader ? 0.f : 2.f;
+    vector<Blob*> params = {&blob};
+    exchange->Exchange(0, params);
+    EXPECT_EQ(blob.cpu_diff()[7], 0.f) << "the leader holds nothing at 7";
+    EXPECT_NE(blob.cpu_diff()[119], 0.f);
+    const ExchangeStats& stats = exchange->stats();
+    bytes.push_back(stats.total_bytes());
+    if (!probe) {
+      EXPECT_EQ(stats.total_captures(), 0);
+      continue;
+    }
+    ASSERT_EQ(stats.total_captures(), 1);
+    // Summed residual: 0.5 N at 100-119, 2 (N - 1) at 7 (weights 1: both measures agree).
+    const double at_100 = 0.25 * n * n, at_7 = 4.0 * (n - 1) * (n - 1);
+    const double total = 20 * at_100 + at_7;
+    for (auto [chosen, best] : {std::make_pair(ExchangeStats::MAGNITUDE_CHOSEN, ExchangeStats::MAGNITUDE_BEST),
+                                std::make_pair(ExchangeStats::IMPORTANCE_CHOSEN, ExchangeStats::IMPORTANCE_BEST)}) {
+      EXPECT_NEAR(stats.total_capture(chosen), 20 * at_100 / total, 1e-6);
+      EXPECT_NEAR(stats.total_capture(best), (at_7 + 19 * at_100) / total, 1e-6);
+    }
+  }
+  EXPECT_EQ(bytes[0], bytes[1]) << "the probe's all-reduce must not count in the bytes";
 }
 
 TEST(IwpExchangeTest, DensityOneEqualsDense) {
@@ -590,7 +637,8 @@ TEST(DataParallelTest, BatchNormStatisticsAreLeftOutAndAveragedAtSnapshots) {
 void IwpTrainingResumesExactly(const string& extra);
 
 TEST(DataParallelTest, IwpTrainingKeepsRanksIdenticalAndResumesExactly) {
-  for (const string extra : {"", "leader: PER_LAYER score: MAGNITUDE", "leader: EVERY_RANK"}) {
+  for (const string extra : {"", "leader: PER_LAYER score: MAGNITUDE", "leader: EVERY_RANK",
+                             "weight_floor: 1"}) {
     SCOPED_TRACE(extra);
     IwpTrainingResumesExactly(extra);
   }

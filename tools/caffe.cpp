@@ -191,6 +191,12 @@ int Train() {
       double mean_age = 0;
       solver->gradient_exchange()->CurrentAge(&max_age, &mean_age);
       summary << "; age max " << max_age << " mean " << mean_age;
+      if (s.total_captures() > 0) {
+        summary << "; capture |v| " << s.total_capture(ExchangeStats::MAGNITUDE_CHOSEN) << " (best "
+                << s.total_capture(ExchangeStats::MAGNITUDE_BEST) << ") |v|/|w| "
+                << s.total_capture(ExchangeStats::IMPORTANCE_CHOSEN) << " (best "
+                << s.total_capture(ExchangeStats::IMPORTANCE_BEST) << ")";
+      }
     }
   }
   LOG(INFO) << summary.str();

@@ -33,8 +33,9 @@ struct DeviceSelectionWorkspace {
   DeviceBuffer scalars;
 };
 
-// importance[i] = |v[i]| / (|w[i]| + epsilon), as IwpExchange computes it.
-void DeviceImportance(const float* v, const float* w, int64_t n, float epsilon, float* importance);
+// importance[i] = |v[i]| / (|w[i]| + added), as IwpExchange computes it (added:
+// epsilon plus the weight floor).
+void DeviceImportance(const float* v, const float* w, int64_t n, float added, float* importance);
 // out[i] = |x[i]| (TOPK_ALLGATHER ranks by plain magnitude).
 void DeviceAbs(const float* x, int64_t n, float* out);
 

@@ -25,8 +25,9 @@ class DeviceSparseSelector : public SelectionKernels {
 
  protected:
   void FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                      const vector<const float*>& residuals, float epsilon,
+                      const vector<const float*>& residuals, const vector<float>& added,
                       bool divide_by_weight) override;
+  double WeightMeanSquare(const Blob& blob) override;
 
  private:
   const float* importance(int64_t begin) const { return importance_.as<float>() + begin; }

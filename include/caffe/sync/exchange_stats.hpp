@@ -48,6 +48,24 @@ class ExchangeStats {
   }
   int64_t window_capped() const { return window_capped_; }
   int64_t total_capped() const { return total_capped_; }
+  // The capture probe's shares of one step (sync_param.measure_capture): of the ranks'
+  // summed residual, what the chosen coordinates held and what the best as many would.
+  // `importance`: the same shares measured in importance |V| / (|w| + epsilon).
+  enum CaptureMeasure { MAGNITUDE_CHOSEN, MAGNITUDE_BEST, IMPORTANCE_CHOSEN, IMPORTANCE_BEST, kNumCapture };
+  void AddCapture(double chosen, double best, double importance_chosen, double importance_best) {
+    const double shares[kNumCapture] = {chosen, best, importance_chosen, importance_best};
+    for (int c = 0; c < kNumCapture; ++c) {
+      window_capture_[c] += shares[c];
+      total_capture_[c] += shares[c];
+    }
+    ++window_captures_;
+    ++total_captures_;
+  }
+  // Means over the window's (the whole run's) probed steps; 0 when none was probed.
+  int64_t window_captures() const { return window_captures_; }
+  double window_capture(CaptureMeasure c) const { return Mean(window_capture_[c], window_captures_); }
+  int64_t total_captures() const { return total_captures_; }
+  double total_capture(CaptureMeasure c) const { return Mean(total_capture_[c], total_captures_); }
   // Closes a step: `bytes_sent` is what this rank put on the wire, `dense_bytes`
   // what a dense ring all-reduce would have sent, `density` the target in force.
   void EndStep(int64_t elements, int64_t sent, int64_t bytes_sent, double dense_bytes,
@@ -109,6 +127,9 @@ class ExchangeStats {
   int64_t max_age_ = 0, window_max_age_ = 0;
   int64_t window_capped_ = 0, total_capped_ = 0;
   double mean_age_ = 0;
+  double window_capture_[kNumCapture] = {}, total_capture_[kNumCapture] = {};
+  int64_t window_captures_ = 0, total_captures_ = 0;
+  static double Mean(double sum, int64_t count) { return count > 0 ? sum / count : 0.0; }
   int64_t sparse_steps_ = 0, sparse_elements_ = 0, sparse_sent_ = 0, sparse_bytes_ = 0;
   double sparse_dense_bytes_ = 0;
   std::unique_ptr<std::ofstream> csv_;

@@ -175,6 +175,12 @@ class ResidualExchange : public GradientExchange {
   bool state_decided_ = false;
   vector<bool> dense_blob_;
   bool track_known_importance_ = false;
+  // The capture probe (measure_capture): the ranks' summed residual of the sparse
+  // blobs before this step's selection, found by a dense all-reduce; returns the
+  // bytes that cost (left out of the step's). RecordCapture then scores the choice.
+  int64_t SumResidualsForProbe(const vector<Blob*>& params);
+  void RecordCapture(const vector<Blob*>& params);
+  vector<float> probe_summed_;
   int current_iter_ = 0;
   // The first blob whose residual went non-finite in this step's accumulation, or -1.
   int nonfinite_blob_ = -1;

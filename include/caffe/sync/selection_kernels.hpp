@@ -29,14 +29,15 @@ class SelectionKernels {
  public:
   virtual ~SelectionKernels() = default;
 
-  // I = |v| / (|w| + epsilon) (or |v| without divide_by_weight) for each
-  // params[blobs[j]], with v = residuals[blobs[j]], concatenated in list order.
+  // I = |v| / (|w| + weight_floor x RMS_j + epsilon) (or |v| without
+  // divide_by_weight) for each params[blobs[j]], with v = residuals[blobs[j]] and
+  // RMS_j the root mean square of that blob's weights, concatenated in list order.
   // Replaces the previous step's importances. The residuals are in the kernels'
   // memory: host arrays for HostSelectionKernels, device arrays for the device
   // kernels (which read the weights there too).
   void ComputeImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
                          const vector<const float*>& residuals, float epsilon,
-                         bool divide_by_weight = true);
+                         float weight_floor = 0, bool divide_by_weight = true);
   size_t blobs() const { return sizes_.size(); }
   ImportanceSpan Span(size_t j) const { return {offsets_[j], sizes_[j]}; }
   ImportanceSpan All() const { return {0, total_}; }
@@ -59,10 +60,13 @@ class SelectionKernels {
 
  protected:
   // Fills the importances of the listed blobs, blob j at offsets[j] (the offsets and
-  // sizes are already set when this runs).
+  // sizes are already set when this runs): |v| / (|w| + added[j]), or |v| without
+  // divide_by_weight.
   virtual void FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                              const vector<const float*>& residuals, float epsilon,
+                              const vector<const float*>& residuals, const vector<float>& added,
                               bool divide_by_weight) = 0;
+  // The mean of the squared weights of `blob`, read where the kernels work.
+  virtual double WeightMeanSquare(const Blob& blob) = 0;
 
   vector<int64_t> offsets_, sizes_;
   int64_t total_ = 0;
@@ -79,8 +83,9 @@ class HostSelectionKernels : public SelectionKernels {
 
  protected:
   void FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                      const vector<const float*>& residuals, float epsilon,
+                      const vector<const float*>& residuals, const vector<float>& added,
                       bool divide_by_weight) override;
+  double WeightMeanSquare(const Blob& blob) override;
 
  private:
   vector<float> importance_;

@@ -7,17 +7,23 @@
 namespace caffe {
 
 void DeviceSparseSelector::FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                                          const vector<const float*>& residuals, float epsilon,
-                                          bool divide_by_weight) {
+                                          const vector<const float*>& residuals,
+                                          const vector<float>& added, bool divide_by_weight) {
   importance_.Reserve(total_ * sizeof(float));
   for (size_t j = 0; j < blobs.size(); ++j) {
     float* out = importance_.as<float>() + offsets_[j];
     if (divide_by_weight) {
-      DeviceImportance(residuals[blobs[j]], params[blobs[j]]->gpu_data(), sizes_[j], epsilon, out);
+      DeviceImportance(residuals[blobs[j]], params[blobs[j]]->gpu_data(), sizes_[j], added[j], out);
     } else {
       DeviceAbs(residuals[blobs[j]], sizes_[j], out);
     }
   }
+}
+
+double DeviceSparseSelector::WeightMeanSquare(const Blob& blob) {
+  double sum = 0, squares = 0;
+  DeviceSumAndSquares(blob.gpu_data(), blob.count(), &sum, &squares, &workspace_);
+  return squares / blob.count();
 }
 
 void DeviceSparseSelector::Suppress(size_t j, const vector<int32_t>& indices) {

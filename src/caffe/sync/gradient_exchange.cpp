@@ -103,6 +103,14 @@ std::string GradientExchange::Summary() const {
     std::snprintf(line, sizeof(line), ", rate-limited %.1f/step", s.window_capped() / steps);
     out += line;
   }
+  if (s.window_captures() > 0) {
+    std::snprintf(line, sizeof(line), ", capture |v| %.3f (best %.3f) |v|/|w| %.3f (best %.3f)",
+                  s.window_capture(ExchangeStats::MAGNITUDE_CHOSEN),
+                  s.window_capture(ExchangeStats::MAGNITUDE_BEST),
+                  s.window_capture(ExchangeStats::IMPORTANCE_CHOSEN),
+                  s.window_capture(ExchangeStats::IMPORTANCE_BEST));
+    out += line;
+  }
   return out;
 }
 
@@ -134,6 +142,8 @@ void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
   CAFFE_REQUIRE(p.sample_fraction() > 0 && p.sample_fraction() <= 1)
       << where << "sample_fraction must lie in (0, 1], found " << p.sample_fraction();
   CAFFE_REQUIRE(p.min_layer_size() >= 0) << where << "min_layer_size must not be negative";
+  CAFFE_REQUIRE(p.weight_floor() >= 0 && std::isfinite(p.weight_floor()))
+      << where << "weight_floor must be >= 0, found " << p.weight_floor();
   CAFFE_REQUIRE(SyncParameter::Method_IsValid(p.method()))
       << where << "method " << static_cast<int>(p.method()) << " is unknown";
 }

@@ -142,7 +142,7 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, int64_t b
   SelectionKernels& kernels = Kernels();
   vector<const float*> residuals(params.size(), nullptr);
   for (size_t b : led) residuals[b] = ResidualData(b);
-  kernels.ComputeImportance(params, led, residuals, param_.epsilon(),
+  kernels.ComputeImportance(params, led, residuals, param_.epsilon(), param_.weight_floor(),
                             param_.score() == SyncParameter::IMPORTANCE);
   vector<double> vmrs(led.size());
   bool all_finite = true;

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "caffe/sync/capture_probe.hpp"
 #include "caffe/sync/shared_random.hpp"
 #include "caffe/util/device_alternate.hpp"
 #include "caffe/util/math_functions.hpp"
@@ -80,6 +81,8 @@ void ResidualExchange::EnsureState(const vector<Blob*>& params) {
   } else if (known_importance_.empty()) {
     for (Blob* p : params) known_importance_.emplace_back(p->count(), 0.f);
   }
+  CAFFE_REQUIRE(!on_device_ || !param_.measure_capture())
+      << "sync_param.measure_capture works on host residuals: run it in CPU mode";
 #ifdef USE_CUDA
   if (on_device_ && (device_behind_ || device_residual_.size() != residual_.size())) UploadState();
 #endif
@@ -260,6 +263,8 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
   for (Blob* p : params) total += p->count();
   const float density = DensityAt(iter);
   int64_t sent = 0;
+  const bool probe = param_.measure_capture() && density < 1.f;
+  const int64_t probe_bytes = probe ? SumResidualsForProbe(params) : 0;
   if (density >= 1.f) {
     vector<Selection> all(params.size());
     for (Selection& s : all) s.all = true;
@@ -270,6 +275,7 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
     }
   } else {
     sent = ExchangeSparse(iter, params, SparseDensity(params, density));
+    if (probe) RecordCapture(params);
   }
   if (stats_.writes_csv() && stats_.last_step_blobs().size() == params.size()) {
     for (size_t b = 0; b < params.size(); ++b) {
@@ -280,7 +286,37 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
       stats_.SetBlobAge(b, iter - min, iter - sum / params[b]->count());
     }
   }
-  stats_.EndStep(total, sent, BytesSentSoFar() - bytes_before, DenseRingBytes(total), density);
+  stats_.EndStep(total, sent, BytesSentSoFar() - bytes_before - probe_bytes, DenseRingBytes(total),
+                 density);
+}
+
+int64_t ResidualExchange::SumResidualsForProbe(const vector<Blob*>& params) {
+  probe_summed_.clear();
+  for (size_t b = 0; b < params.size(); ++b) {
+    if (!IsDenseBlob(b)) probe_summed_.insert(probe_summed_.end(), residual_[b].begin(), residual_[b].end());
+  }
+  const int64_t before = BytesSentSoFar();
+  if (comm_->size() > 1 && !probe_summed_.empty()) {
+    comm_->AllReduceSum(probe_summed_.data(), static_cast<int64_t>(probe_summed_.size()));
+  }
+  return BytesSentSoFar() - before;
+}
+
+void ResidualExchange::RecordCapture(const vector<Blob*>& params) {
+  // What was chosen this step: the coordinates cleared at this iteration.
+  vector<uint8_t> sent;
+  vector<float> scale;
+  sent.reserve(probe_summed_.size());
+  scale.reserve(probe_summed_.size());
+  for (size_t b = 0; b < params.size(); ++b) {
+    if (IsDenseBlob(b)) continue;
+    for (int32_t last : last_sent_[b]) sent.push_back(last == current_iter_ ? 1 : 0);
+    const float* w = params[b]->cpu_data();
+    for (int64_t i = 0; i < params[b]->count(); ++i) scale.push_back(std::fabs(w[i]) + param_.epsilon());
+  }
+  const CaptureShares magnitude = MeasureCapture(probe_summed_, sent);
+  const CaptureShares importance = MeasureCapture(probe_summed_, sent, &scale);
+  stats_.AddCapture(magnitude.chosen, magnitude.best, importance.chosen, importance.best);
 }
 
 float ResidualExchange::SparseDensity(const vector<Blob*>& params, float density) const {

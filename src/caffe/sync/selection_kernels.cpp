@@ -13,16 +13,22 @@ namespace caffe {
 
 void SelectionKernels::ComputeImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
                                          const vector<const float*>& residuals, float epsilon,
-                                         bool divide_by_weight) {
+                                         float weight_floor, bool divide_by_weight) {
   offsets_.clear();
   sizes_.clear();
   total_ = 0;
+  vector<float> added;
   for (size_t b : blobs) {
     offsets_.push_back(total_);
     sizes_.push_back(params[b]->count());
     total_ += params[b]->count();
+    // A weight near zero would otherwise rank above everything for the smallest
+    // gradient; the floor measures it against the blob's typical weight instead.
+    const double rms =
+        divide_by_weight && weight_floor > 0 && params[b]->count() > 0 ? std::sqrt(WeightMeanSquare(*params[b])) : 0.0;
+    added.push_back(static_cast<float>(epsilon + weight_floor * rms));
   }
-  FillImportance(params, blobs, residuals, epsilon, divide_by_weight);
+  FillImportance(params, blobs, residuals, added, divide_by_weight);
 }
 
 float VarianceToMean(double sum, double sum_squares, int64_t n) {
@@ -42,14 +48,14 @@ vector<int64_t> SamplePositions(uint64_t seed, int64_t n, int64_t samples) {
 }
 
 void HostSelectionKernels::FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                                          const vector<const float*>& residuals, float epsilon,
-                                          bool divide_by_weight) {
+                                          const vector<const float*>& residuals,
+                                          const vector<float>& added, bool divide_by_weight) {
   importance_.resize(total_);
   for (size_t j = 0; j < blobs.size(); ++j) {
     const float* w = params[blobs[j]]->cpu_data();
     const float* v = residuals[blobs[j]];
     float* out = importance_.data() + offsets_[j];
-    const float eps = epsilon;
+    const float eps = added[j];
     if (divide_by_weight) {
       ParallelFor(sizes_[j], [=](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) out[i] = std::fabs(v[i]) / (std::fabs(w[i]) + eps);
@@ -60,6 +66,13 @@ void HostSelectionKernels::FillImportance(const vector<Blob*>& params, const vec
       });
     }
   }
+}
+
+double HostSelectionKernels::WeightMeanSquare(const Blob& blob) {
+  const float* w = blob.cpu_data();
+  double squares = 0;
+  for (int64_t i = 0; i < blob.count(); ++i) squares += double(w[i]) * w[i];
+  return squares / blob.count();
 }
 
 void HostSelectionKernels::Suppress(size_t j, const vector<int32_t>& indices) {
