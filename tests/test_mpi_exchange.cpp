@@ -230,9 +230,12 @@ TEST(IwpExchangeTest, CaptureProbeScoresTheLeadersChoiceAgainstTheBest) {
     // Summed residual: 0.5 N at 100-119, 2 (N - 1) at 7 (weights 1: both measures agree).
     const double at_100 = 0.25 * n * n, at_7 = 4.0 * (n - 1) * (n - 1);
     const double total = 20 * at_100 + at_7;
-    for (auto [chosen, best] : {std::make_pair(ExchangeStats::MAGNITUDE_CHOSEN, ExchangeStats::MAGNITUDE_BEST),
-                                std::make_pair(ExchangeStats::IMPORTANCE_CHOSEN, ExchangeStats::IMPORTANCE_BEST)}) {
-      EXPECT_NEAR(stats.total_capture(chosen), 20 * at_100 / total, 1e-6);
+    // One blob: the best within it is the best overall.
+    for (auto measure : {ExchangeStats::MAGNITUDE_CHOSEN, ExchangeStats::IMPORTANCE_CHOSEN}) {
+      const auto in_blobs = static_cast<ExchangeStats::CaptureMeasure>(measure + 1);
+      const auto best = static_cast<ExchangeStats::CaptureMeasure>(measure + 2);
+      EXPECT_NEAR(stats.total_capture(measure), 20 * at_100 / total, 1e-6);
+      EXPECT_NEAR(stats.total_capture(in_blobs), (at_7 + 19 * at_100) / total, 1e-6);
       EXPECT_NEAR(stats.total_capture(best), (at_7 + 19 * at_100) / total, 1e-6);
     }
   }

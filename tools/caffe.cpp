@@ -192,9 +192,11 @@ int Train() {
       solver->gradient_exchange()->CurrentAge(&max_age, &mean_age);
       summary << "; age max " << max_age << " mean " << mean_age;
       if (s.total_captures() > 0) {
-        summary << "; capture |v| " << s.total_capture(ExchangeStats::MAGNITUDE_CHOSEN) << " (best "
+        summary << "; capture |v| " << s.total_capture(ExchangeStats::MAGNITUDE_CHOSEN)
+                << " (in blobs " << s.total_capture(ExchangeStats::MAGNITUDE_IN_BLOBS) << ", best "
                 << s.total_capture(ExchangeStats::MAGNITUDE_BEST) << ") |v|/|w| "
-                << s.total_capture(ExchangeStats::IMPORTANCE_CHOSEN) << " (best "
+                << s.total_capture(ExchangeStats::IMPORTANCE_CHOSEN) << " (in blobs "
+                << s.total_capture(ExchangeStats::IMPORTANCE_IN_BLOBS) << ", best "
                 << s.total_capture(ExchangeStats::IMPORTANCE_BEST) << ")";
       }
     }

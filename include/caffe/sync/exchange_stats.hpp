@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "caffe/sync/capture_probe.hpp"
+
 namespace caffe {
 
 struct BlobSelection {
@@ -48,12 +50,17 @@ class ExchangeStats {
   }
   int64_t window_capped() const { return window_capped_; }
   int64_t total_capped() const { return total_capped_; }
-  // The capture probe's shares of one step (sync_param.measure_capture): of the ranks'
-  // summed residual, what the chosen coordinates held and what the best as many would.
-  // `importance`: the same shares measured in importance |V| / (|w| + epsilon).
-  enum CaptureMeasure { MAGNITUDE_CHOSEN, MAGNITUDE_BEST, IMPORTANCE_CHOSEN, IMPORTANCE_BEST, kNumCapture };
-  void AddCapture(double chosen, double best, double importance_chosen, double importance_best) {
-    const double shares[kNumCapture] = {chosen, best, importance_chosen, importance_best};
+  // The capture probe's shares of one step (sync_param.measure_capture, see
+  // capture_probe.hpp): of the ranks' summed residual, what the chosen coordinates
+  // held, what the best as many in each blob would, and the best as many overall; in
+  // magnitude |V| and in importance |V| / (|w| + epsilon).
+  enum CaptureMeasure {
+    MAGNITUDE_CHOSEN, MAGNITUDE_IN_BLOBS, MAGNITUDE_BEST,
+    IMPORTANCE_CHOSEN, IMPORTANCE_IN_BLOBS, IMPORTANCE_BEST, kNumCapture
+  };
+  void AddCapture(const CaptureShares& magnitude, const CaptureShares& importance) {
+    const double shares[kNumCapture] = {magnitude.chosen,  magnitude.in_blobs,  magnitude.best,
+                                        importance.chosen, importance.in_blobs, importance.best};
     for (int c = 0; c < kNumCapture; ++c) {
       window_capture_[c] += shares[c];
       total_capture_[c] += shares[c];

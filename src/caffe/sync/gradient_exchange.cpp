@@ -104,10 +104,13 @@ std::string GradientExchange::Summary() const {
     out += line;
   }
   if (s.window_captures() > 0) {
-    std::snprintf(line, sizeof(line), ", capture |v| %.3f (best %.3f) |v|/|w| %.3f (best %.3f)",
+    std::snprintf(line, sizeof(line),
+                  ", capture |v| %.3f (in blobs %.3f, best %.3f) |v|/|w| %.3f (in blobs %.3f, best %.3f)",
                   s.window_capture(ExchangeStats::MAGNITUDE_CHOSEN),
+                  s.window_capture(ExchangeStats::MAGNITUDE_IN_BLOBS),
                   s.window_capture(ExchangeStats::MAGNITUDE_BEST),
                   s.window_capture(ExchangeStats::IMPORTANCE_CHOSEN),
+                  s.window_capture(ExchangeStats::IMPORTANCE_IN_BLOBS),
                   s.window_capture(ExchangeStats::IMPORTANCE_BEST));
     out += line;
   }

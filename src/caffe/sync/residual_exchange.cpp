@@ -8,7 +8,6 @@
 #include <numeric>
 #include <sstream>
 
-#include "caffe/sync/capture_probe.hpp"
 #include "caffe/sync/shared_random.hpp"
 #include "caffe/util/device_alternate.hpp"
 #include "caffe/util/math_functions.hpp"
@@ -306,17 +305,19 @@ void ResidualExchange::RecordCapture(const vector<Blob*>& params) {
   // What was chosen this step: the coordinates cleared at this iteration.
   vector<uint8_t> sent;
   vector<float> scale;
+  vector<int64_t> blob_begin;
   sent.reserve(probe_summed_.size());
   scale.reserve(probe_summed_.size());
   for (size_t b = 0; b < params.size(); ++b) {
     if (IsDenseBlob(b)) continue;
+    blob_begin.push_back(static_cast<int64_t>(sent.size()));
     for (int32_t last : last_sent_[b]) sent.push_back(last == current_iter_ ? 1 : 0);
     const float* w = params[b]->cpu_data();
     for (int64_t i = 0; i < params[b]->count(); ++i) scale.push_back(std::fabs(w[i]) + param_.epsilon());
   }
-  const CaptureShares magnitude = MeasureCapture(probe_summed_, sent);
-  const CaptureShares importance = MeasureCapture(probe_summed_, sent, &scale);
-  stats_.AddCapture(magnitude.chosen, magnitude.best, importance.chosen, importance.best);
+  if (blob_begin.empty()) return;
+  stats_.AddCapture(MeasureCapture(probe_summed_, sent, blob_begin),
+                    MeasureCapture(probe_summed_, sent, blob_begin, &scale));
 }
 
 float ResidualExchange::SparseDensity(const vector<Blob*>& params, float density) const {
