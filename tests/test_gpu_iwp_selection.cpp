@@ -1,8 +1,9 @@
 // The device selection kernels of the sparse exchanges (device_selection.hpp) and the
 // GPU selector IwpExchange uses in GPU mode, against the CPU code as the reference:
 // the same index sets (exact top-k with its tie rule, threshold selection), the same
-// thresholds and sums, a gather/scatter/clear round trip, clip-and-accumulate, and
-// whole steps of every sparse method in GPU mode (device residuals) against CPU mode.
+// thresholds and sums, a gather/scatter/clear round trip, clip-and-accumulate, the
+// residual primitives through their interface, and whole steps of every sparse method
+// in GPU mode (device residuals) against CPU mode.
 // Every test skips without a GPU.
 #include <gtest/gtest.h>
 
@@ -16,8 +17,10 @@
 #include <vector>
 
 #include "caffe/sync/gradient_exchange.hpp"
+#include "caffe/sync/host_residual_kernels.hpp"
 #include "caffe/sync/iwp_exchange.hpp"
 #include "caffe/sync/local_communicator.hpp"
+#include "caffe/sync/residual_kernels.hpp"
 #include "caffe/sync/selection_kernels.hpp"
 #include "caffe/sync/top_k.hpp"
 #include "caffe/util/io.hpp"
@@ -296,7 +299,7 @@ TEST(GpuIwpSelectionTest, ClipAndAccumulateMatchesTheCpu) {
   for (float clip : {0.f, 10 * norm, 0.5f * norm}) {
     for (bool momentum_correction : {false, true}) {
       const float momentum = 0.9f;
-      // The CPU reference, as ResidualExchange::ClipAndAccumulate computes it.
+      // The CPU reference, as HostResidualKernels::ClipAndAccumulate computes it.
       vector<float> g = g0, v = v0, u = u0;
       if (clip > 0 && norm > clip) {
         for (float& x : g) x *= clip / norm;
@@ -421,6 +424,164 @@ TEST(GpuIwpSelectionTest, WeightFloorMatchesTheHostKernels) {
   EXPECT_EQ(device->SelectTopK(0, 64, &device_threshold), host.SelectTopK(0, 64, &host_threshold));
   EXPECT_NEAR(device_threshold, host_threshold, 1e-6f * host_threshold);
 #endif
+}
+
+// The residual primitives the sparse exchanges are written with, host and device
+// kernels side by side through the interface, from the same state: accumulation with
+// momentum, the values' gather, scatter, clearing, the rate limit and the known
+// importances, TOPK_ALLGATHER's selection, gather, scatter-add and clearing on index
+// lists in kernel memory, the stochastic draw and the ages. Values are multiples of
+// 1/8, weights +-0.5 and epsilon 0.5, so that every result is exact in float and the
+// comparison can be bitwise whether or not either compiler fuses multiply-adds.
+TEST(GpuIwpSelectionTest, DeviceResidualKernelsMatchTheHostKernels) {
+  SKIP_WITHOUT_GPU();
+  std::unique_ptr<ResidualKernels> device = CreateDeviceResidualKernels();
+  ASSERT_TRUE(device != nullptr);
+  HostResidualKernels host;
+  ResidualKernels* kernels[2] = {&host, device.get()};
+  const int32_t iter = 40;
+  const vector<int64_t> sizes = {5000, 40, 257};
+  std::mt19937_64 rng(800);
+  std::uniform_int_distribution<int> eighths(-24, 24), ages(1, 30), sixteenths(0, 32);
+  ResidualState state;
+  for (int64_t n : sizes) {
+    vector<float> v(n), u(n), known(n);
+    vector<int32_t> last(n);
+    for (int64_t i = 0; i < n; ++i) {
+      v[i] = eighths(rng) / 8.f;
+      u[i] = eighths(rng) / 8.f;
+      last[i] = iter - ages(rng);
+      known[i] = sixteenths(rng) / 16.f;
+    }
+    state.residual.push_back(v);
+    // Blob 1 without u, as if only the others had momentum correction.
+    state.velocity.push_back(state.velocity.size() == 1 ? vector<float>() : u);
+    state.last_sent.push_back(last);
+    state.known_importance.push_back(known);
+  }
+  for (ResidualKernels* k : kernels) k->Load(state);
+  // One parameter set per side: host diffs for the host kernels, device ones for the
+  // device kernels.
+  vector<std::unique_ptr<Blob>> blobs[2];
+  vector<Blob*> params[2];
+  for (size_t b = 0; b < sizes.size(); ++b) {
+    for (int side = 0; side < 2; ++side) {
+      blobs[side].push_back(std::make_unique<Blob>(vector<int64_t>{sizes[b]}));
+      params[side].push_back(blobs[side].back().get());
+    }
+  }
+  auto set_gradients = [&](int seed) {
+    for (size_t b = 0; b < sizes.size(); ++b) {
+      for (int side = 0; side < 2; ++side) {
+        std::mt19937_64 same(100 * seed + b);  // both sides get the same numbers
+        std::uniform_int_distribution<int> sign(0, 1), gradient(-24, 24);
+        float* w = params[side][b]->mutable_cpu_data();
+        float* g = params[side][b]->mutable_cpu_diff();
+        for (int64_t i = 0; i < sizes[b]; ++i) {
+          w[i] = sign(same) ? 0.5f : -0.5f;
+          g[i] = gradient(same) / 8.f;
+        }
+        if (side == 1) {
+          params[side][b]->gpu_data();
+          params[side][b]->gpu_diff();
+        }
+      }
+    }
+  };
+  auto diffs = [&](int side) {
+    vector<vector<float>> out;
+    for (Blob* p : params[side]) out.emplace_back(p->cpu_diff(), p->cpu_diff() + p->count());
+    return out;
+  };
+  auto expect_same_state = [&](const char* after) {
+    const ResidualState& a = host.Host();
+    const ResidualState& b = device->Host();
+    EXPECT_EQ(b.residual, a.residual) << after;
+    EXPECT_EQ(b.velocity, a.velocity) << after;
+    EXPECT_EQ(b.last_sent, a.last_sent) << after;
+    EXPECT_EQ(b.known_importance, a.known_importance) << after;
+    EXPECT_EQ(diffs(1), diffs(0)) << after;
+  };
+
+  // Accumulation, then one all-reduce's worth of primitives (one rank: the "sum" is
+  // this rank's values).
+  set_gradients(1);
+  for (int side = 0; side < 2; ++side) {
+    kernels[side]->ClipAndAccumulate(params[side], 0.f, 0.5f);
+    EXPECT_EQ(kernels[side]->NonFiniteBlob(), -1);
+  }
+  expect_same_state("accumulation");
+  vector<ResidualSelection> selections(sizes.size());
+  for (int32_t i = 0; i < sizes[0]; i += 7) selections[0].indices.push_back(i);
+  selections[1].all = true;
+  for (int32_t i = 2; i < sizes[2]; i += 3) selections[2].indices.push_back(i);
+  int64_t total = 0;
+  for (size_t b = 0; b < sizes.size(); ++b) {
+    total += selections[b].all ? sizes[b] : static_cast<int64_t>(selections[b].indices.size());
+  }
+  vector<float> gathered[2];
+  int64_t capped[2] = {0, 0};
+  for (int side = 0; side < 2; ++side) {
+    ResidualKernels& k = *kernels[side];
+    float* values = k.GatherSelected(selections, true);
+    gathered[side].resize(total + 1);
+    k.CopyToHost(values, (total + 1) * sizeof(float), gathered[side].data());
+    EXPECT_TRUE(k.AllFinite(values, total));
+    int64_t pos = 0;
+    for (size_t b = 0; b < sizes.size(); ++b) {
+      Blob* p = params[side][b];
+      k.ScatterSelected(b, selections[b], p, values + pos, 0.5f);
+      k.ClearSelected(b, selections[b], iter);
+      if (!selections[b].all) {
+        capped[side] += k.LimitSelected(b, selections[b], p, 0.25f, k.LocalValues() + pos);
+      }
+      k.RecordKnownImportance(b, selections[b], *p, 0.5f, b != 2);
+      pos += selections[b].all ? sizes[b] : static_cast<int64_t>(selections[b].indices.size());
+    }
+  }
+  EXPECT_EQ(gathered[1], gathered[0]);
+  EXPECT_EQ(gathered[0][total], 0.f) << "no residual went non-finite";
+  EXPECT_GT(capped[0], 0) << "the rate limit should cut some values";
+  EXPECT_EQ(capped[1], capped[0]);
+  expect_same_state("scatter, clear, rate limit, known importance");
+
+  // TOPK_ALLGATHER's primitives: this rank's top-k of blob 0 into a block in kernel
+  // memory, its values, two blocks added in turn, then clearing.
+  set_gradients(2);
+  for (int side = 0; side < 2; ++side) kernels[side]->ClipAndAccumulate(params[side], 0.f, 0.5f);
+  const int64_t k0 = 64;
+  vector<int32_t> picked[2];
+  for (int side = 0; side < 2; ++side) {
+    ResidualKernels& k = *kernels[side];
+    std::unique_ptr<KernelBuffer> block = k.NewBuffer();
+    block->Reserve(8 * k0);
+    float* values = block->as<float>();
+    int32_t* indices = reinterpret_cast<int32_t*>(block->as<char>() + 4 * k0);
+    ASSERT_EQ(k.SelectLargest(0, k0, indices), k0);
+    picked[side].resize(k0);
+    k.CopyToHost(indices, k0 * sizeof(int32_t), picked[side].data());
+    k.Gather(0, indices, k0, values);
+    for (int rank = 0; rank < 2; ++rank) k.ScatterAdd(values, indices, k0, 0.5f, params[side][0]);
+    k.ClearAt(0, indices, k0, iter + 1);
+  }
+  EXPECT_EQ(picked[1], picked[0]);
+  EXPECT_TRUE(std::is_sorted(picked[0].begin(), picked[0].end()));
+  expect_same_state("top-k, gather, scatter-add, clear");
+
+  // The stochastic draw and the ages read the same state.
+  for (size_t b = 0; b < sizes.size(); ++b) {
+    const uint64_t stream = 0x1234 + b;
+    EXPECT_EQ(device->StochasticDraw(b, iter + 2, 0.1 * sizes[b], stream),
+              host.StochasticDraw(b, iter + 2, 0.1 * sizes[b], stream))
+        << "blob " << b;
+    int64_t min[2];
+    double sum[2];
+    for (int side = 0; side < 2; ++side) {
+      kernels[side]->LastSentMinAndSum(b, iter + 2, &min[side], &sum[side]);
+    }
+    EXPECT_EQ(min[1], min[0]) << "blob " << b;
+    EXPECT_EQ(sum[1], sum[0]) << "blob " << b;
+  }
 }
 
 // Whole exchange steps in GPU mode (residuals, selection, gather, scatter on the

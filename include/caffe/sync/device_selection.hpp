@@ -2,9 +2,10 @@
 // as device kernels, built on CUB: importance, its sums for the variance-to-mean
 // ratio, k-th largest value, exact top-k, threshold compaction, gather, scatter,
 // clearing what was sent, and clip-and-accumulate. Each computes exactly what the
-// CPU code of the exchanges computes (TopKIndices (top_k.hpp), ResidualExchange::
-// ClipAndAccumulate ...), which stays the reference; SelectionKernels
-// (selection_kernels.hpp) is where the two meet.
+// CPU code of the exchanges computes (TopKIndices (top_k.hpp), HostResidualKernels,
+// HostSelectionKernels), which stays the reference; SelectionKernels
+// (selection_kernels.hpp) and ResidualKernels (residual_kernels.hpp) are where the two
+// meet.
 //
 // Every pointer argument is a device pointer on the current device unless its
 // comment says otherwise. Work is queued on the legacy default stream, where the
@@ -86,7 +87,7 @@ void DeviceFillInt(int32_t* x, int64_t n, int32_t value);
 // The smallest element of x and the sum of all (host results).
 void DeviceMinAndSum(const int32_t* x, int64_t n, int64_t* min, int64_t* sum,
                      DeviceSelectionWorkspace* workspace);
-// ResidualExchange::StochasticDraw's Poisson sample over one blob: index i is kept
+// ResidualKernels::StochasticDraw's Poisson sample over one blob: index i is kept
 // when CoordinateUniform(stream, i) < min(1, expected * weight_i / sum of weights),
 // weight_i = (iter - last_sent[i]) * (known[i] + mean of known). Writes the kept
 // indices ascending to `indices` (room for n) and returns how many.
@@ -94,13 +95,13 @@ int64_t DeviceStochasticDraw(const int32_t* last_sent, const float* known, int64
                              double expected, uint64_t stream, int32_t* indices,
                              DeviceSelectionWorkspace* workspace);
 
-// ResidualExchange's first two steps for one blob: when clip > 0 and the L2 norm of
+// ResidualKernels::ClipAndAccumulate for one blob: when clip > 0 and the L2 norm of
 // the gradient g exceeds clip, g is scaled to norm clip (in place, as on the CPU);
 // then v += g, or with momentum correction (u not null) u = momentum * u + g; v += u.
 // *not_finite (when not null) is set to 1 if some v is then not finite.
 void DeviceClipAndAccumulate(float* g, int64_t n, float clip, float momentum, float* v, float* u,
                              int32_t* not_finite, DeviceSelectionWorkspace* workspace);
-// ResidualExchange::LimitStep on device data: at i = indices[j], where |diff[i]| >
+// ResidualKernels::LimitSelected on device data: at i = indices[j], where |diff[i]| >
 // cap = scale * (|w[i]| + rms), diff[i] becomes +-cap and v[i] = local[j] * (1 - cap /
 // |diff[i]|). Returns how many were cut short.
 int64_t DeviceRateLimit(const int32_t* indices, int64_t count, const float* w, float rms,

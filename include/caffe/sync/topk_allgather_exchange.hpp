@@ -2,9 +2,12 @@
 // shared clip / momentum-correction / residual steps), all ranks all-gather values
 // and indices, and each sums what it received. Every rank receives N selections, so
 // the traffic per rank grows with N; comparing that growth with IWP's flat all-reduce
-// is the point of this method.
+// is the point of this method. The step is written once against the residual kernels
+// (host or device, residual_kernels.hpp).
 #ifndef CAFFE_SYNC_TOPK_ALLGATHER_EXCHANGE_HPP_
 #define CAFFE_SYNC_TOPK_ALLGATHER_EXCHANGE_HPP_
+
+#include <memory>
 
 #include "caffe/sync/residual_exchange.hpp"
 
@@ -17,19 +20,16 @@ class TopkAllgatherExchange : public ResidualExchange {
 
  protected:
   int64_t ExchangeSparse(int iter, const vector<Blob*>& params, float density) override;
+  // Only ReduceSelected and the residual kernels touch the residuals.
   bool SupportsDeviceResiduals() const override { return true; }
 
  private:
-#ifdef USE_CUDA
-  // The same step on device residuals (topk_allgather_exchange_device.cpp).
-  int64_t ExchangeSparseOnDevice(int iter, const vector<Blob*>& params, float density);
-  DeviceBuffer magnitude_, chosen_, device_send_, device_receive_;
-#endif
   // k per sparse blob (0 for the dense ones) and their sum, the same on every rank.
   vector<int64_t> BlockSizes(const vector<Blob*>& params, float density, int64_t* total) const;
   void RecordBlobs(const vector<Blob*>& params, const vector<int64_t>& k);
 
-  vector<char> send_, receive_;
+  // This rank's block and every rank's, in the residual kernels' memory.
+  std::unique_ptr<KernelBuffer> send_, receive_;
 };
 
 }  // namespace caffe

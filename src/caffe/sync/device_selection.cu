@@ -196,7 +196,7 @@ struct ToDouble {
   __host__ __device__ double operator()(float x) const { return x; }
 };
 
-// The stochastic draw's weight of coordinate i (ResidualExchange::StochasticDraw).
+// The stochastic draw's weight of coordinate i (ResidualKernels::StochasticDraw).
 struct StochasticWeight {
   const int32_t* last_sent;
   const float* known;

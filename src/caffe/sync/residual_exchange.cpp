@@ -1,17 +1,13 @@
 #include "caffe/sync/residual_exchange.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <numeric>
 #include <sstream>
 
+#include "caffe/sync/host_residual_kernels.hpp"
 #include "caffe/sync/shared_random.hpp"
-#include "caffe/util/device_alternate.hpp"
-#include "caffe/util/math_functions.hpp"
-#include "caffe/util/parallel_for.hpp"
 
 namespace caffe {
 
@@ -44,47 +40,76 @@ float ResidualExchange::DensityAt(int iter) const {
 }
 
 void ResidualExchange::EnsureState(const vector<Blob*>& params) {
-  if (!state_decided_) {
+  bool fresh = false;
+  if (!kernels_) {
     // The solver sets GPU mode before the first step; from then on the state stays
     // on one side.
-#ifdef USE_CUDA
-    on_device_ = gpu_mode_ && SupportsDeviceResiduals() && HasCudaDevice();
-#endif
-    state_decided_ = true;
+    if (gpu_mode_ && SupportsDeviceResiduals()) kernels_ = CreateDeviceResidualKernels();
+    if (!kernels_) kernels_ = std::make_unique<HostResidualKernels>();
+    fresh = true;
   }
   if (dense_blob_.empty()) PlanBudget(params);
   CAFFE_REQUIRE(dense_blob_.size() == params.size())
       << "the exchange was planned for " << dense_blob_.size() << " blobs, this step has "
       << params.size();
-  if (!residual_.empty()) {
-    // Restored state (or a previous step) must describe exactly these blobs.
-    CAFFE_REQUIRE(residual_.size() == params.size())
-        << "sync state holds " << residual_.size() << " blobs, the net has " << params.size();
-    for (size_t b = 0; b < params.size(); ++b) {
-      CAFFE_REQUIRE(static_cast<int64_t>(residual_[b].size()) == params[b]->count())
-          << "sync state blob " << b << " holds " << residual_[b].size() << " values, the net's has "
-          << params[b]->count();
+  if (fresh || restored_) {
+    ResidualState state = restored_ ? std::move(*restored_) : ResidualState();
+    restored_.reset();
+    kernels_->Load(CompleteState(std::move(state), params));
+  }
+  CAFFE_REQUIRE(kernels_->blobs() == params.size())
+      << "sync state holds " << kernels_->blobs() << " blobs, the net has " << params.size();
+  for (size_t b = 0; b < params.size(); ++b) {
+    CAFFE_REQUIRE(kernels_->count(b) == params[b]->count())
+        << "sync state blob " << b << " holds " << kernels_->count(b) << " values, the net's has "
+        << params[b]->count();
+  }
+  CAFFE_REQUIRE(!on_device() || !param_.measure_capture())
+      << "sync_param.measure_capture works on host residuals: run it in CPU mode";
+}
+
+ResidualState ResidualExchange::CompleteState(ResidualState state,
+                                              const vector<Blob*>& params) const {
+  const size_t m = params.size();
+  if (!state.residual.empty()) {
+    // A restored state must describe exactly these blobs.
+    CAFFE_REQUIRE(state.residual.size() == m)
+        << "sync state holds " << state.residual.size() << " blobs, the net has " << m;
+    for (size_t b = 0; b < m; ++b) {
+      CAFFE_REQUIRE(static_cast<int64_t>(state.residual[b].size()) == params[b]->count())
+          << "sync state blob " << b << " holds " << state.residual[b].size()
+          << " values, the net's has " << params[b]->count();
     }
   } else {
-    for (Blob* p : params) {
-      residual_.emplace_back(p->count(), 0.f);
-      velocity_.emplace_back(momentum_correction_ ? p->count() : 0, 0.f);
+    for (Blob* p : params) state.residual.emplace_back(p->count(), 0.f);
+  }
+  // Momentum correction keeps u; RestoreState has already matched a saved state's
+  // velocities to the setting.
+  state.velocity.resize(m);
+  for (size_t b = 0; b < m; ++b) {
+    if (!momentum_correction_) {
+      state.velocity[b].clear();
+    } else if (static_cast<int64_t>(state.velocity[b].size()) != params[b]->count()) {
+      state.velocity[b].assign(params[b]->count(), 0.f);
     }
   }
-  if (last_sent_.empty()) {
+  if (state.last_sent.empty()) {
     // A fresh start (or a state saved before ages were kept): nothing has waited yet.
-    for (Blob* p : params) last_sent_.emplace_back(p->count(), current_iter_ - 1);
+    for (Blob* p : params) state.last_sent.emplace_back(p->count(), current_iter_ - 1);
   }
   if (!track_known_importance_) {
-    known_importance_.clear();
-  } else if (known_importance_.empty()) {
-    for (Blob* p : params) known_importance_.emplace_back(p->count(), 0.f);
+    state.known_importance.clear();
+  } else if (state.known_importance.empty()) {
+    for (Blob* p : params) state.known_importance.emplace_back(p->count(), 0.f);
   }
-  CAFFE_REQUIRE(!on_device_ || !param_.measure_capture())
-      << "sync_param.measure_capture works on host residuals: run it in CPU mode";
-#ifdef USE_CUDA
-  if (on_device_ && (device_behind_ || device_residual_.size() != residual_.size())) UploadState();
-#endif
+  return state;
+}
+
+const ResidualState& ResidualExchange::HostState() const {
+  if (restored_) return *restored_;
+  if (kernels_) return kernels_->Host();
+  static const ResidualState kNone;
+  return kNone;
 }
 
 void ResidualExchange::PlanBudget(const vector<Blob*>& params) {
@@ -158,91 +183,20 @@ float ResidualExchange::LocalClipNorm() const {
                                 : 0.f;
 }
 
-const float* ResidualExchange::ResidualData(size_t b) const {
-#ifdef USE_CUDA
-  if (on_device_) return device_residual_[b].as<float>();
-#endif
-  return residual_[b].data();
-}
-
-void ResidualExchange::SyncHostMirror() const {
-#ifdef USE_CUDA
-  if (!host_behind_) return;
-  for (size_t b = 0; b < residual_.size(); ++b) {
-    device_residual_[b].Download(residual_[b].data(), residual_[b].size() * sizeof(float));
-    // Only momentum correction keeps u on the device (UploadState); a restored state
-    // may still hold host velocities that the device never got.
-    if (momentum_correction_) {
-      device_velocity_[b].Download(velocity_[b].data(), velocity_[b].size() * sizeof(float));
-    }
-    device_last_sent_[b].Download(last_sent_[b].data(), last_sent_[b].size() * sizeof(int32_t));
-    if (!known_importance_.empty()) {
-      device_known_importance_[b].Download(known_importance_[b].data(),
-                                           known_importance_[b].size() * sizeof(float));
-    }
-  }
-  host_behind_ = false;
-#endif
-}
-
-void ResidualExchange::ClipAndAccumulate(const vector<Blob*>& params) {
-#ifdef USE_CUDA
-  if (on_device_) {
-    ClipAndAccumulateOnDevice(params);
-    return;
-  }
-#endif
-  const float clip = LocalClipNorm();
-  nonfinite_blob_ = -1;
-  for (size_t b = 0; b < params.size(); ++b) {
-    Blob* p = params[b];
-    const int64_t n = p->count();
-    float* g = p->mutable_cpu_diff();
-    if (clip > 0) {
-      // Local clipping per blob: keeps one rank's outlier gradient from dominating
-      // the residual it will carry for many steps.
-      const float norm = std::sqrt(math::dot(n, g, g));
-      if (norm > clip) math::scal(n, clip / norm, g);
-    }
-    float* v = residual_[b].data();
-    // Elementwise, so the result does not depend on how threads split the range:
-    // every rank gets the same bits. The finiteness test rides along: a NaN that
-    // stays in this rank's residual must stop every rank, not wait unsent forever.
-    std::atomic<bool> finite{true};
-    if (momentum_correction_) {
-      float* u = velocity_[b].data();
-      const float momentum = momentum_;
-      ParallelFor(n, [=, &finite](int64_t begin, int64_t end) {
-        bool ok = true;
-        for (int64_t i = begin; i < end; ++i) {
-          u[i] = momentum * u[i] + g[i];
-          v[i] += u[i];
-          ok &= std::isfinite(v[i]);
-        }
-        if (!ok) finite = false;
-      });
-    } else {
-      ParallelFor(n, [=, &finite](int64_t begin, int64_t end) {
-        bool ok = true;
-        for (int64_t i = begin; i < end; ++i) {
-          v[i] += g[i];
-          ok &= std::isfinite(v[i]);
-        }
-        if (!ok) finite = false;
-      });
-    }
-    if (!finite && nonfinite_blob_ < 0) nonfinite_blob_ = static_cast<int>(b);
-  }
+double ResidualExchange::PhaseSecondsSince(std::chrono::steady_clock::time_point start) const {
+  kernels_->Synchronize();
+  return SecondsSince(start);
 }
 
 void ResidualExchange::CheckResidualsFinite(float ranks_not_finite) const {
   if (!(ranks_not_finite > 0)) return;
+  const int blob = kernels_->NonFiniteBlob();
   const std::string here =
-      nonfinite_blob_ < 0 ? std::string("not on this rank")
-                          : "on this rank in blob '" +
-                                (static_cast<size_t>(nonfinite_blob_) < param_names_.size()
-                                     ? param_names_[nonfinite_blob_]
-                                     : std::to_string(nonfinite_blob_)) + "'";
+      blob < 0 ? std::string("not on this rank")
+               : "on this rank in blob '" +
+                     (static_cast<size_t>(blob) < param_names_.size() ? param_names_[blob]
+                                                                      : std::to_string(blob)) +
+                     "'";
   ErrorBuilder() << "sync (" << method_name() << "): iteration " << current_iter_
                  << ": the accumulated gradient is not finite on " << ranks_not_finite
                  << " rank(s) (" << here << "): NaN or Inf in the gradients; lower base_lr, or "
@@ -255,7 +209,7 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
   stats_.BeginStep(iter);
   const int64_t bytes_before = BytesSentSoFar();
   auto start = std::chrono::steady_clock::now();
-  ClipAndAccumulate(params);
+  kernels_->ClipAndAccumulate(params, LocalClipNorm(), momentum_);
   stats_.AddTime(ExchangeStats::ACCUMULATE, SecondsSince(start));
 
   int64_t total = 0;
@@ -291,8 +245,11 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
 
 int64_t ResidualExchange::SumResidualsForProbe(const vector<Blob*>& params) {
   probe_summed_.clear();
+  const ResidualState& state = kernels_->Host();
   for (size_t b = 0; b < params.size(); ++b) {
-    if (!IsDenseBlob(b)) probe_summed_.insert(probe_summed_.end(), residual_[b].begin(), residual_[b].end());
+    if (!IsDenseBlob(b)) {
+      probe_summed_.insert(probe_summed_.end(), state.residual[b].begin(), state.residual[b].end());
+    }
   }
   const int64_t before = BytesSentSoFar();
   if (comm_->size() > 1 && !probe_summed_.empty()) {
@@ -303,6 +260,7 @@ int64_t ResidualExchange::SumResidualsForProbe(const vector<Blob*>& params) {
 
 void ResidualExchange::RecordCapture(const vector<Blob*>& params) {
   // What was chosen this step: the coordinates cleared at this iteration.
+  const ResidualState& state = kernels_->Host();
   vector<uint8_t> sent;
   vector<float> scale;
   vector<int64_t> blob_begin;
@@ -311,7 +269,7 @@ void ResidualExchange::RecordCapture(const vector<Blob*>& params) {
   for (size_t b = 0; b < params.size(); ++b) {
     if (IsDenseBlob(b)) continue;
     blob_begin.push_back(static_cast<int64_t>(sent.size()));
-    for (int32_t last : last_sent_[b]) sent.push_back(last == current_iter_ ? 1 : 0);
+    for (int32_t last : state.last_sent[b]) sent.push_back(last == current_iter_ ? 1 : 0);
     const float* w = params[b]->cpu_data();
     for (int64_t i = 0; i < params[b]->count(); ++i) scale.push_back(std::fabs(w[i]) + param_.epsilon());
   }
@@ -341,29 +299,6 @@ float ResidualExchange::SparseDensity(const vector<Blob*>& params, float density
   return static_cast<float>(std::min(1.0, left / sparse));
 }
 
-void ResidualExchange::ClearSent(size_t b, const vector<int32_t>& indices) {
-  CHECK(!on_device_) << "ClearSent works on host residuals";
-  float* v = residual_[b].data();
-  float* u = momentum_correction_ ? velocity_[b].data() : nullptr;
-  int32_t* last = last_sent_[b].data();
-  const int32_t iter = current_iter_;
-  const int32_t* index = indices.data();
-  // Indices are distinct, so threads never write the same element.
-  ParallelFor(static_cast<int64_t>(indices.size()), [=](int64_t begin, int64_t end) {
-    for (int64_t j = begin; j < end; ++j) {
-      v[index[j]] = 0;
-      last[index[j]] = iter;
-    }
-    if (u) {
-      for (int64_t j = begin; j < end; ++j) u[index[j]] = 0;
-    }
-  });
-}
-
-void ResidualExchange::MarkAllSent(size_t b) {
-  std::fill(last_sent_[b].begin(), last_sent_[b].end(), current_iter_);
-}
-
 void ResidualExchange::CheckFinite(size_t b, const float* values, int64_t count) const {
   bool finite = true;
   for (int64_t j = 0; j < count && finite; ++j) finite = std::isfinite(values[j]);
@@ -375,112 +310,150 @@ void ResidualExchange::CheckFinite(size_t b, const float* values, int64_t count)
                     "base_lr, or set clip_gradients or sync_param.clip_norm)";
 }
 
+Communicator* ResidualExchange::KernelMemoryCommunicator() const {
+  // The transport's host communicator takes host memory, its device one device memory.
+  return kernels_->memory() == BufferMemory::HOST ? comm_.get() : device_comm_.get();
+}
+
+void ResidualExchange::RecordDeviceBytes(const char* op, int64_t before) {
+  if (device_comm_ == nullptr) return;  // comm_ itself counted them
+  // The device communicator's bytes go into comm_'s counters, where the step's
+  // accounting (BytesSentSoFar) reads them.
+  CommStats::Entry& entry = comm_->mutable_stats().by_op[op];
+  ++entry.calls;
+  entry.bytes_sent += device_comm_->stats().total_bytes_sent() - before;
+}
+
 void ResidualExchange::BroadcastMessage(std::string* message, int root) {
   if (comm_->size() < 2) return;
-#ifdef USE_CUDA
-  if (on_device_) {
-    if (Communicator* device = DeviceCommunicator()) {
-      BroadcastMessageOnDevice(message, root, device);
-      return;
-    }
+  Communicator* device = KernelMemoryCommunicator();
+  if (device == nullptr || device == comm_.get()) {
+    // The others cannot know the length: it goes first.
+    int64_t length = static_cast<int64_t>(message->size());
+    comm_->Broadcast(&length, sizeof(length), root);
+    message->resize(length);
+    comm_->Broadcast(message->data(), length, root);
+    return;
   }
-#endif
-  // The others cannot know the length: it goes first.
+  // The device communicator moves device memory only. The message is a few kilobytes
+  // made and read on the host, so the staging copies cost little; what it buys is one
+  // transport for all the step's data, the one picked for the network (comm_ stays
+  // the control plane: bootstrap, barriers, stop flags).
+  const int64_t before = device->stats().total_bytes_sent();
+  const bool is_root = comm_->rank() == root;
+  if (!message_staging_) message_staging_ = kernels_->NewBuffer();
+  KernelBuffer& staging = *message_staging_;
   int64_t length = static_cast<int64_t>(message->size());
-  comm_->Broadcast(&length, sizeof(length), root);
+  staging.Reserve(sizeof(length));
+  if (is_root) kernels_->CopyFromHost(&length, sizeof(length), staging.data());
+  device->Broadcast(staging.data(), sizeof(length), root);
+  kernels_->CopyToHost(staging.data(), sizeof(length), &length);
+  CAFFE_REQUIRE(length >= 0) << "message broadcast from rank " << root << ": negative length "
+                             << length;
   message->resize(length);
-  comm_->Broadcast(message->data(), length, root);
+  staging.Reserve(length);
+  if (is_root) kernels_->CopyFromHost(message->data(), length, staging.data());
+  device->Broadcast(staging.data(), length, root);
+  if (!is_root) kernels_->CopyToHost(staging.data(), length, message->data());
+  RecordDeviceBytes("broadcast_device", before);
+}
+
+void ResidualExchange::AllReduceSum(float* values, int64_t count) {
+  if (comm_->size() < 2 || count == 0) return;
+  Communicator* comm = KernelMemoryCommunicator();
+  if (comm == comm_.get()) {
+    comm_->AllReduceSum(values, count);
+    return;
+  }
+  if (comm != nullptr) {
+    const int64_t before = comm->stats().total_bytes_sent();
+    comm->AllReduceSum(values, count);
+    RecordDeviceBytes("allreduce_device", before);
+    return;
+  }
+  // Device memory without a device communicator: through host memory and comm_.
+  host_values_.resize(count);
+  kernels_->CopyToHost(values, count * sizeof(float), host_values_.data());
+  comm_->AllReduceSum(host_values_.data(), count);
+  kernels_->CopyFromHost(host_values_.data(), count * sizeof(float), values);
+}
+
+void ResidualExchange::AllGatherBytes(const void* in, int64_t bytes, void* out) {
+  const int n = comm_->size();
+  if (n < 2) {
+    kernels_->Copy(in, bytes, out);
+    return;
+  }
+  Communicator* comm = KernelMemoryCommunicator();
+  if (comm == comm_.get()) {
+    comm_->AllGatherBytes(in, bytes, out);
+    return;
+  }
+  if (comm != nullptr) {
+    const int64_t before = comm->stats().total_bytes_sent();
+    comm->AllGatherBytes(in, bytes, out);
+    RecordDeviceBytes("allgather_device", before);
+    return;
+  }
+  vector<char> send(bytes), receive(bytes * n);
+  kernels_->CopyToHost(in, bytes, send.data());
+  comm_->AllGatherBytes(send.data(), bytes, receive.data());
+  kernels_->CopyFromHost(receive.data(), bytes * n, out);
 }
 
 int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
                                          const vector<Selection>& selections) {
-#ifdef USE_CUDA
-  if (on_device_) return ReduceSelectedOnDevice(params, selections);
-#endif
+  ResidualKernels& kernels = *kernels_;
   auto start = std::chrono::steady_clock::now();
   int64_t total = 0;
   for (size_t b = 0; b < params.size(); ++b) {
     total += selections[b].all ? params[b]->count()
                                : static_cast<int64_t>(selections[b].indices.size());
   }
+  // The rate limit splits a cut value back by what each rank sent: keep a copy.
+  const bool limit = param_.max_relative_step() > 0 && step_rates_.size() == params.size();
   // One more value after the gradients: how many ranks hold a non-finite residual.
-  values_.resize(total + 1);
-  values_[total] = nonfinite_blob_ >= 0 ? 1.f : 0.f;
+  float* values = kernels.GatherSelected(selections, limit);
+  stats_.AddTime(ExchangeStats::GATHER, PhaseSecondsSince(start));
+
+  start = std::chrono::steady_clock::now();
+  AllReduceSum(values, total + 1);
+  stats_.AddTime(ExchangeStats::ALLREDUCE, PhaseSecondsSince(start));
+  float ranks_not_finite = 0;
+  kernels.CopyToHost(values + total, sizeof(float), &ranks_not_finite);
+  CheckResidualsFinite(ranks_not_finite);
+
+  start = std::chrono::steady_clock::now();
+  // One test of all the summed values, and only on failure a search for the culprit,
+  // blob by blob. The values are the same on every rank, so every rank stops alike.
+  if (!kernels.AllFinite(values, total)) {
+    vector<float> host(total);
+    kernels.CopyToHost(values, total * sizeof(float), host.data());
+    int64_t pos = 0;
+    for (size_t b = 0; b < params.size(); ++b) {
+      const int64_t count = selections[b].all ? params[b]->count()
+                                              : static_cast<int64_t>(selections[b].indices.size());
+      CheckFinite(b, host.data() + pos, count);
+      pos += count;
+    }
+  }
+  const float inv = 1.f / comm_->size();
+  const bool divide = param_.score() != SyncParameter::MAGNITUDE;
   int64_t pos = 0;
   for (size_t b = 0; b < params.size(); ++b) {
-    const float* v = residual_[b].data();
-    if (selections[b].all) {
-      std::memcpy(values_.data() + pos, v, sizeof(float) * params[b]->count());
-      pos += params[b]->count();
-    } else {
-      const vector<int32_t>& indices = selections[b].indices;
-      const int32_t* index = indices.data();
-      float* out = values_.data() + pos;
-      ParallelFor(static_cast<int64_t>(indices.size()), [=](int64_t begin, int64_t end) {
-        for (int64_t j = begin; j < end; ++j) out[j] = v[index[j]];
-      });
-      pos += static_cast<int64_t>(indices.size());
-    }
-  }
-  stats_.AddTime(ExchangeStats::GATHER, SecondsSince(start));
-
-  const bool limit = param_.max_relative_step() > 0 && step_rates_.size() == params.size();
-  if (limit) local_values_.assign(values_.begin(), values_.begin() + total);
-  start = std::chrono::steady_clock::now();
-  if (comm_->size() > 1) comm_->AllReduceSum(values_.data(), total + 1);
-  stats_.AddTime(ExchangeStats::ALLREDUCE, SecondsSince(start));
-  CheckResidualsFinite(values_[total]);
-
-  start = std::chrono::steady_clock::now();
-  const float inv = 1.f / comm_->size();
-  const bool magnitude = param_.score() == SyncParameter::MAGNITUDE;
-  const float eps = param_.epsilon();
-  pos = 0;
-  for (size_t b = 0; b < params.size(); ++b) {
     Blob* p = params[b];
-    const int64_t n = p->count();
-    const int64_t count = selections[b].all ? n : static_cast<int64_t>(selections[b].indices.size());
-    CheckFinite(b, values_.data() + pos, count);
-    float* diff = p->mutable_cpu_diff();
-    float* v = residual_[b].data();
-    const float* in = values_.data() + pos;
-    if (selections[b].all) {
-      ParallelFor(n, [=](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) diff[i] = in[i] * inv;
-      });
-      // A blob sent whole behaves like plain momentum SGD: its velocity u carries on
-      // (masking u only matters where coordinates wait in the residual).
-      std::fill(v, v + n, 0.f);
-      MarkAllSent(b);
-      if (!known_importance_.empty()) {
-        float* known = known_importance_[b].data();
-        const float* w = p->cpu_data();
-        for (int64_t i = 0; i < n; ++i) {
-          known[i] = magnitude ? std::fabs(diff[i]) : std::fabs(diff[i]) / (std::fabs(w[i]) + eps);
-        }
-      }
-    } else {
-      std::fill(diff, diff + n, 0.f);
-      const vector<int32_t>& indices = selections[b].indices;
-      const int32_t* index = indices.data();
-      ParallelFor(count, [=](int64_t begin, int64_t end) {
-        for (int64_t j = begin; j < end; ++j) diff[index[j]] = in[j] * inv;
-      });
-      ClearSent(b, indices);
-      if (limit) LimitStep(b, *p, indices, local_values_.data() + pos);
-      if (!known_importance_.empty()) {
-        // What every rank now knows of these coordinates' importance: the stochastic
-        // update's hint of which waiting coordinates are likely to matter.
-        float* known = known_importance_[b].data();
-        const float* w = p->cpu_data();
-        for (int32_t i : indices) {
-          known[i] = magnitude ? std::fabs(diff[i]) : std::fabs(diff[i]) / (std::fabs(w[i]) + eps);
-        }
-      }
+    const Selection& selection = selections[b];
+    kernels.ScatterSelected(b, selection, p, values + pos, inv);
+    kernels.ClearSelected(b, selection, current_iter_);
+    if (limit && !selection.all) LimitStep(b, selection, p, kernels.LocalValues() + pos);
+    if (kernels.tracks_known_importance()) {
+      // What every rank now knows of these coordinates' importance: the stochastic
+      // update's hint of which waiting coordinates are likely to matter.
+      kernels.RecordKnownImportance(b, selection, *p, param_.epsilon(), divide);
     }
-    pos += count;
+    pos += selection.all ? p->count() : static_cast<int64_t>(selection.indices.size());
   }
-  stats_.AddTime(ExchangeStats::SCATTER, SecondsSince(start));
+  stats_.AddTime(ExchangeStats::SCATTER, PhaseSecondsSince(start));
   return total;
 }
 
@@ -492,104 +465,39 @@ double ResidualExchange::StepRate(size_t b) const {
   return step_rates_[b] * gain;
 }
 
-void ResidualExchange::LimitStep(size_t b, Blob& param, const vector<int32_t>& indices,
+void ResidualExchange::LimitStep(size_t b, const Selection& selection, Blob* param,
                                  const float* local) {
   const double rate = StepRate(b);
   if (!(rate > 0)) return;
-  const int64_t n = param.count();
-  const float* w = param.cpu_data();
-  double squares = 0;
-  for (int64_t i = 0; i < n; ++i) squares += double(w[i]) * w[i];
-  const float rms = static_cast<float>(std::sqrt(squares / std::max<int64_t>(n, 1)));
   const float scale = static_cast<float>(param_.max_relative_step() / rate);
-  float* diff = param.mutable_cpu_diff();
-  float* v = residual_[b].data();
-  int64_t capped = 0;
-  for (size_t j = 0; j < indices.size(); ++j) {
-    const int32_t i = indices[j];
-    const float cap = scale * (std::fabs(w[i]) + rms);
-    const float applied = diff[i];
-    if (std::fabs(applied) <= cap) continue;
-    // The rest goes back to the ranks' residuals in proportion to what each sent:
-    // every rank keeps the same fraction of its own value, so their sum is exactly
-    // N x (applied - cap) and conservation holds.
-    const float keep = 1.f - cap / std::fabs(applied);
-    diff[i] = std::copysign(cap, applied);
-    v[i] = local[j] * keep;
-    ++capped;
-  }
-  stats_.AddCapped(capped);
+  stats_.AddCapped(kernels_->LimitSelected(b, selection, param, scale, local));
 }
 
 vector<int32_t> ResidualExchange::StochasticDraw(size_t b, double expected) {
-  CHECK(!known_importance_.empty()) << "StochasticDraw needs TrackKnownImportance()";
+  CHECK(kernels_->tracks_known_importance()) << "StochasticDraw needs TrackKnownImportance()";
   const uint64_t stream =
       SharedHash(param_.seed(), current_iter_, static_cast<int64_t>(b), kStochasticSalt);
-#ifdef USE_CUDA
-  if (on_device_) return StochasticDrawOnDevice(b, expected, stream);
-#endif
-  vector<int32_t> out;
-  const int64_t n = static_cast<int64_t>(last_sent_[b].size());
-  if (expected <= 0 || n == 0) return out;
-  const int32_t* last = last_sent_[b].data();
-  const float* known = known_importance_[b].data();
-  const int64_t iter = current_iter_;
-  // Weight of coordinate i: (age_i + 1) * (m_i + mean m), with age_i + 1 = iter -
-  // last_i the steps of gradient it holds. The mean keeps never-sent coordinates in
-  // the draw; every term is the same on every rank, so the draw needs no message.
-  // Sequential double sums: the same bits on every rank whatever its thread count.
-  double mean_known = 0;
-  for (int64_t i = 0; i < n; ++i) mean_known += known[i];
-  mean_known /= n;
-  double total = 0;
-  for (int64_t i = 0; i < n; ++i) total += double(iter - last[i]) * (known[i] + mean_known);
-  const bool by_age_only = !(total > 0);
-  if (by_age_only) {
-    total = 0;
-    for (int64_t i = 0; i < n; ++i) total += double(iter - last[i]);
-  }
-  if (!(total > 0)) return out;
-  const double scale = expected / total;
-  for (int64_t i = 0; i < n; ++i) {
-    const double weight = by_age_only ? double(iter - last[i])
-                                      : double(iter - last[i]) * (known[i] + mean_known);
-    if (CoordinateUniform(stream, i) < std::min(1.0, scale * weight)) {
-      out.push_back(static_cast<int32_t>(i));
-    }
-  }
-  return out;
+  return kernels_->StochasticDraw(b, current_iter_, expected, stream);
 }
 
 void ResidualExchange::LastSentMinAndSum(size_t b, int64_t* min, double* sum) const {
-#ifdef USE_CUDA
-  if (on_device_) {
-    LastSentMinAndSumOnDevice(b, min, sum);
-    return;
-  }
-#endif
-  int64_t smallest = current_iter_;
-  double total = 0;
-  for (int32_t last : last_sent_[b]) {
-    smallest = std::min<int64_t>(smallest, last);
-    total += last;
-  }
-  *min = smallest;
-  *sum = total;
+  kernels_->LastSentMinAndSum(b, current_iter_, min, sum);
 }
 
 void ResidualExchange::CurrentAge(int64_t* max_age, double* mean_age) const {
   *max_age = 0;
   *mean_age = 0;
+  if (!kernels_) return;
   int64_t min_last = current_iter_, count = 0;
   double sum_last = 0;
-  for (size_t b = 0; b < last_sent_.size() && b < dense_blob_.size(); ++b) {
-    if (IsDenseBlob(b) || last_sent_[b].empty()) continue;
+  for (size_t b = 0; b < kernels_->blobs() && b < dense_blob_.size(); ++b) {
+    if (IsDenseBlob(b) || kernels_->count(b) == 0) continue;
     int64_t min = 0;
     double sum = 0;
     LastSentMinAndSum(b, &min, &sum);
     min_last = std::min(min_last, min);
     sum_last += sum;
-    count += static_cast<int64_t>(last_sent_[b].size());
+    count += kernels_->count(b);
   }
   if (count == 0) return;
   *max_age = current_iter_ - min_last;
@@ -597,32 +505,35 @@ void ResidualExchange::CurrentAge(int64_t* max_age, double* mean_age) const {
 }
 
 std::string ResidualExchange::SaveState() const {
-  SyncHostMirror();
+  const ResidualState& state = HostState();
   std::string out;
   auto put = [&out](const void* data, size_t bytes) {
     out.append(static_cast<const char*>(data), bytes);
   };
   const uint32_t magic = kStateMagicV2;
-  const uint64_t blobs = residual_.size();
+  const uint64_t blobs = state.residual.size();
   const uint8_t has_velocity = momentum_correction_ ? 1 : 0;
   put(&magic, 4);
   put(&blobs, 8);
   put(&has_velocity, 1);
-  for (size_t b = 0; b < residual_.size(); ++b) {
-    const uint64_t n = residual_[b].size();
+  for (size_t b = 0; b < blobs; ++b) {
+    const uint64_t n = state.residual[b].size();
     put(&n, 8);
-    put(residual_[b].data(), 4 * n);
-    if (has_velocity) put(velocity_[b].data(), 4 * n);
+    put(state.residual[b].data(), 4 * n);
+    if (has_velocity) {
+      CHECK_EQ(state.velocity[b].size(), n) << "blob " << b << ": momentum correction without u";
+      put(state.velocity[b].data(), 4 * n);
+    }
   }
-  const uint8_t has_ages = last_sent_.size() == residual_.size() && !residual_.empty() ? 1 : 0;
+  const uint8_t has_ages = state.last_sent.size() == blobs && blobs > 0 ? 1 : 0;
   put(&has_ages, 1);
   if (has_ages) {
-    for (const auto& last : last_sent_) put(last.data(), 4 * last.size());
+    for (const auto& last : state.last_sent) put(last.data(), 4 * last.size());
   }
-  const uint8_t has_known = known_importance_.size() == residual_.size() && !residual_.empty() ? 1 : 0;
+  const uint8_t has_known = state.known_importance.size() == blobs && blobs > 0 ? 1 : 0;
   put(&has_known, 1);
   if (has_known) {
-    for (const auto& known : known_importance_) put(known.data(), 4 * known.size());
+    for (const auto& known : state.known_importance) put(known.data(), 4 * known.size());
   }
   const std::string method = SaveMethodState();
   const uint64_t method_bytes = method.size();
@@ -714,13 +625,12 @@ void ResidualExchange::RestoreState(const std::string& state) {
                     "velocities start at zero";
     for (uint64_t b = 0; b < blobs; ++b) velocity[b].assign(residual[b].size(), 0.f);
   }
-  residual_ = std::move(residual);
-  velocity_ = std::move(velocity);
-  last_sent_ = std::move(last_sent);
-  known_importance_ = std::move(known);
-  // In GPU mode the next step uploads what was restored.
-  device_behind_ = true;
-  host_behind_ = false;
+  // The next step hands it to the kernels (uploads it in GPU mode).
+  restored_.emplace();
+  restored_->residual = std::move(residual);
+  restored_->velocity = std::move(velocity);
+  restored_->last_sent = std::move(last_sent);
+  restored_->known_importance = std::move(known);
 }
 
 }  // namespace caffe
