@@ -133,6 +133,7 @@ if part ablation && has_model resnet20_fashion; then
     iwp_run resnet20_fashion 64 4 "$seed" "IWP, no rate limit" IWP "max_relative_step: 0"
     iwp_run resnet20_fashion 64 4 "$seed" "IWP, momentum correction" IWP "momentum_correction: true"
     iwp_run resnet20_fashion 64 4 "$seed" "IWP, every rank leads" IWP "leader: EVERY_RANK"
+    iwp_run resnet20_fashion 64 4 "$seed" "IWP, weight floor 1" IWP "weight_floor: 1"
   done
 fi
 
