@@ -242,6 +242,67 @@ TEST(IwpExchangeTest, CaptureProbeScoresTheLeadersChoiceAgainstTheBest) {
   EXPECT_EQ(bytes[0], bytes[1]) << "the probe's all-reduce must not count in the bytes";
 }
 
+// rescale_residuals: across rate drops nothing is lost in units of weight change,
+// N x sum_t rate_t applied_t + rate_now x (sum of residuals) = sum_t rate_t (sum of
+// local gradients), which the plain invariant in gradient units then no longer is.
+TEST(IwpExchangeTest, RescaledResidualsConserveTheWeightChange) {
+  const int n = g_comm->size();
+  for (const string extra : {"", "momentum_correction: true stochastic_fraction: 0.2"}) {
+    auto exchange = CreateGradientExchange(
+        MakeSync(SyncParameter::IWP, "rescale_residuals: true " + extra), g_comm);
+    auto* residual_exchange = dynamic_cast<ResidualExchange*>(exchange.get());
+    const float momentum = 0.5f;
+    const bool corrected = exchange->TakeOverMomentum(momentum);
+    FakeParams params;
+    const size_t m = params.ptrs.size();
+    vector<vector<double>> moved(m), local(m), applied_grad(m), local_grad(m);
+    for (size_t b = 0; b < m; ++b) {
+      for (auto* x : {&moved[b], &local[b], &applied_grad[b], &local_grad[b]}) {
+        x->assign(params.ptrs[b]->count(), 0);
+      }
+    }
+    float rate = 1.f, previous = 1.f;
+    for (int t = 0; t < 30; ++t) {
+      rate = t < 10 ? 1.f : (t < 20 ? 0.1f : 0.01f);
+      params.SetGradients(g_comm->rank(), t);
+      exchange->set_step_rates(vector<float>(m, rate), previous / rate);
+      for (size_t b = 0; b < m; ++b) {
+        const float* g = params.ptrs[b]->cpu_diff();
+        for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) {
+          // With momentum correction the input is the velocity, restated like v.
+          double input = g[i];
+          if (corrected && t > 0) input += momentum * (previous / rate) * residual_exchange->velocity(b)[i];
+          local[b][i] += rate * input;
+          local_grad[b][i] += input;
+        }
+      }
+      exchange->Exchange(t, params.ptrs);
+      for (size_t b = 0; b < m; ++b) {
+        for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) {
+          moved[b][i] += double(rate) * params.ptrs[b]->cpu_diff()[i];
+          applied_grad[b][i] += params.ptrs[b]->cpu_diff()[i];
+        }
+      }
+      previous = rate;
+    }
+    bool plain_broken = false;
+    for (size_t b = 0; b < m; ++b) {
+      vector<double> resid(residual_exchange->residual(b).begin(), residual_exchange->residual(b).end());
+      const vector<double> total_local = SumOverRanks(local[b]);
+      const vector<double> total_local_grad = SumOverRanks(local_grad[b]);
+      const vector<double> total_resid = SumOverRanks(resid);
+      for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) {
+        const double lhs = n * moved[b][i] + rate * total_resid[i];
+        ASSERT_NEAR(lhs, total_local[i], 2e-3 * std::max(1.0, std::fabs(total_local[i])))
+            << extra << " blob " << b << " coordinate " << i;
+        const double plain = n * applied_grad[b][i] + total_resid[i];
+        plain_broken |= std::fabs(plain - total_local_grad[i]) > 0.1 * std::max(1.0, std::fabs(total_local_grad[i]));
+      }
+    }
+    EXPECT_TRUE(plain_broken) << extra << ": the residuals were never restated";
+  }
+}
+
 TEST(IwpExchangeTest, DensityOneEqualsDense) {
   auto iwp = CreateGradientExchange(MakeSync(SyncParameter::IWP, "density: 1"), g_comm);
   auto dense = CreateGradientExchange(MakeSync(SyncParameter::DENSE), g_comm);
@@ -641,7 +702,7 @@ void IwpTrainingResumesExactly(const string& extra);
 
 TEST(DataParallelTest, IwpTrainingKeepsRanksIdenticalAndResumesExactly) {
   for (const string extra : {"", "leader: PER_LAYER score: MAGNITUDE", "leader: EVERY_RANK",
-                             "weight_floor: 1"}) {
+                             "weight_floor: 1", "rescale_residuals: true"}) {
     SCOPED_TRACE(extra);
     IwpTrainingResumesExactly(extra);
   }
@@ -658,8 +719,13 @@ void IwpTrainingResumesExactly(const string& extra) {
   }();
   // DummyData input drawn from the (restored) random stream: resume must be exact.
   auto make = [&](uint64_t seed) {
+    // With rescaled residuals the rate drops at the snapshot's iteration (5), so the
+    // resumed run must restate what waits by the rate before the snapshot.
+    const string policy = extra.find("rescale_residuals") != string::npos
+                              ? "lr_policy: 'multistep' gamma: 0.1 stepvalue: 5 stepvalue: 8 "
+                              : "lr_policy: 'fixed' ";
     SolverParameter param = ParseSolver(
-        "base_lr: 0.05 momentum: 0.9 lr_policy: 'fixed' max_iter: 10 display: 0 "
+        "base_lr: 0.05 momentum: 0.9 " + policy + "max_iter: 10 display: 0 "
         "snapshot_after_train: false "
         "weight_decay: 0.01 "
         "sync_param { method: IWP density: 0.1 min_layer_size: 50 warmup_iter: 2 "

@@ -48,6 +48,8 @@ class Solver {
 
   // The rate the policy gives at the current iteration, with warm-up applied.
   float GetLearningRate() const;
+  // The rate the policy gives at iteration `iter` (GetLearningRate: at iter()).
+  float GetLearningRateAt(int iter) const;
 
   void set_gradient_exchange(shared_ptr<GradientExchange> exchange);
   const shared_ptr<GradientExchange>& gradient_exchange() const { return exchange_; }
@@ -68,9 +70,9 @@ class Solver {
   bool is_root() const { return context_->rank() == 0; }
   // True when the gradient exchange applies momentum itself (momentum correction).
   bool momentum_in_exchange_ = false;
-  // How many multistep boundaries lie at or before the current iteration. Derived
-  // from the iteration, so resume needs no separate counter.
-  int MultistepIndex() const;
+  // How many multistep boundaries lie at or before `iter`. Derived from the
+  // iteration, so resume needs no separate counter.
+  int MultistepIndex(int iter) const;
 
   SolverParameter param_;
   string source_;

@@ -224,16 +224,18 @@ void Solver::set_gradient_exchange(shared_ptr<GradientExchange> exchange) {
 
 // ------------------------------------------------------------------ learning rate
 
-int Solver::MultistepIndex() const {
+int Solver::MultistepIndex(int iter) const {
   int step = 0;
-  while (step < param_.stepvalue_size() && iter_ >= param_.stepvalue(step)) ++step;
+  while (step < param_.stepvalue_size() && iter >= param_.stepvalue(step)) ++step;
   return step;
 }
 
-float Solver::GetLearningRate() const {
+float Solver::GetLearningRate() const { return GetLearningRateAt(iter_); }
+
+float Solver::GetLearningRateAt(int iter) const {
   const string& policy = param_.lr_policy();
   const double base = param_.base_lr();
-  const double t = iter_;
+  const double t = iter;
   double rate = base;
   if (policy == "fixed") {
     rate = base;
@@ -244,7 +246,7 @@ float Solver::GetLearningRate() const {
   } else if (policy == "inv") {
     rate = base * std::pow(1.0 + param_.gamma() * t, -param_.power());
   } else if (policy == "multistep") {
-    rate = base * std::pow(param_.gamma(), MultistepIndex());
+    rate = base * std::pow(param_.gamma(), MultistepIndex(iter));
   } else if (policy == "poly") {
     rate = base * std::pow(std::max(0.0, 1.0 - t / param_.max_iter()), param_.power());
   } else if (policy == "sigmoid") {
@@ -252,7 +254,7 @@ float Solver::GetLearningRate() const {
   }
   // Linear warm-up: the first warmup_iter steps ramp from start_factor up to 1, so
   // large-batch (many-rank) runs do not diverge while statistics settle.
-  if (param_.warmup_iter() > 0 && iter_ < param_.warmup_iter()) {
+  if (param_.warmup_iter() > 0 && iter < param_.warmup_iter()) {
     const double start = param_.warmup_start_factor();
     rate *= start + (1.0 - start) * (t + 1) / param_.warmup_iter();
   }
@@ -389,11 +391,14 @@ void Solver::Step(int iters) {
       // gradient it accumulates, or decay loses the 1 / (1 - momentum) gain it has in
       // the dense solver (DGC adds it before momentum correction too).
       if (momentum_in_exchange_) RegularizeBeforeExchange();
-      if (exchange_->param().max_relative_step() > 0) {
+      if (exchange_->wants_step_rates()) {
         const float rate = GetLearningRate();
         vector<float> rates;
         for (size_t p = 0; p < exchanged_lr_mults_.size(); ++p) rates.push_back(rate * exchanged_lr_mults_[p]);
-        exchange_->set_step_rates(rates);
+        // The rate the residuals were gathered under: the previous iteration's (also
+        // right after a restore, which resumes at the iteration after the snapshot).
+        const float previous = iter_ > 0 ? GetLearningRateAt(iter_ - 1) : rate;
+        exchange_->set_step_rates(rates, rate > 0 && previous > 0 ? previous / rate : 1.f);
       }
       exchange_->Exchange(iter_, exchanged_params_);
     }
@@ -551,7 +556,7 @@ string Solver::Snapshot() {
   SolverState state;
   state.set_iter(iter_);
   state.set_learned_net(model_file);
-  state.set_current_step(MultistepIndex());
+  state.set_current_step(MultistepIndex(iter_));
   state.set_rng_state(context_->SerializeRng());
   SnapshotSolverState(&state);
   LOG(INFO) << "Snapshotting solver state to binary proto file " << state_file;

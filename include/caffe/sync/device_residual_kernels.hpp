@@ -27,6 +27,7 @@ class DeviceResidualKernels : public ResidualKernels {
   void Synchronize() const override;
 
   void ClipAndAccumulate(const vector<Blob*>& params, float clip, float momentum) override;
+  void Scale(float factor) override;
   int NonFiniteBlob() const override;
 
   float* GatherSelected(const vector<ResidualSelection>& selections, bool keep_local) override;

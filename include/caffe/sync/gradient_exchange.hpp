@@ -35,8 +35,16 @@ class GradientExchange {
   // momentum correction) takes it and returns true, and the solver then runs plain SGD.
   virtual bool TakeOverMomentum(float momentum) { return false; }
   // Before each Exchange: the rate the solver will apply to each blob's diff (base
-  // rate x lr_mult), for a rate limit (SyncParameter.max_relative_step).
-  void set_step_rates(const vector<float>& rates) { step_rates_ = rates; }
+  // rate x lr_mult), for a rate limit (SyncParameter.max_relative_step), and the
+  // previous step's base rate over this one's (SyncParameter.rescale_residuals).
+  void set_step_rates(const vector<float>& rates, float rate_change = 1.f) {
+    step_rates_ = rates;
+    rate_change_ = rate_change;
+  }
+  // Whether the solver must call set_step_rates before each Exchange.
+  bool wants_step_rates() const {
+    return param_.max_relative_step() > 0 || param_.rescale_residuals();
+  }
 
   // What the solver knows about its net: for each parameter, the layer after whose
   // backward its gradient is final (Net::learnable_param_ready_layers), and whether
@@ -103,6 +111,7 @@ class GradientExchange {
   vector<int64_t> param_sizes_;
   vector<int> param_ready_layers_;
   vector<float> step_rates_;
+  float rate_change_ = 1.f;
   bool gpu_mode_ = false;
   ExchangeStats stats_;
 };

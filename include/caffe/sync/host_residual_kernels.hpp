@@ -22,6 +22,7 @@ class HostResidualKernels : public ResidualKernels {
   void Copy(const void* from, size_t bytes, void* to) const override;
 
   void ClipAndAccumulate(const vector<Blob*>& params, float clip, float momentum) override;
+  void Scale(float factor) override;
   int NonFiniteBlob() const override { return nonfinite_blob_; }
 
   float* GatherSelected(const vector<ResidualSelection>& selections, bool keep_local) override;

@@ -89,6 +89,8 @@ class ResidualKernels {
   // the gradient g (the diff) exceeds clip, g is scaled to norm clip in place; then
   // v += g, or where u is kept u = momentum u + g, v += u.
   virtual void ClipAndAccumulate(const vector<Blob*>& params, float clip, float momentum) = 0;
+  // v (and u where kept) of every blob times `factor` (SyncParameter.rescale_residuals).
+  virtual void Scale(float factor) = 0;
   // The first blob whose v the last ClipAndAccumulate left not finite, or -1. The device
   // kernels read it back only when asked (after some rank reported one).
   virtual int NonFiniteBlob() const = 0;

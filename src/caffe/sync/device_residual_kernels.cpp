@@ -92,6 +92,14 @@ void DeviceResidualKernels::ClipAndAccumulate(const vector<Blob*>& params, float
   host_behind_ = true;
 }
 
+void DeviceResidualKernels::Scale(float factor) {
+  for (size_t b = 0; b < blobs(); ++b) {
+    math::gpu_scal(count(b), factor, residual_[b].as<float>());
+    if (float* u = velocity(b)) math::gpu_scal(count(b), factor, u);
+  }
+  host_behind_ = true;
+}
+
 int DeviceResidualKernels::NonFiniteBlob() const {
   const vector<int32_t> flags = health_.DownloadVector<int32_t>(blobs());
   for (size_t b = 0; b < flags.size(); ++b) {

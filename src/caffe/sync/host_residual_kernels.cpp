@@ -43,6 +43,14 @@ void HostResidualKernels::Copy(const void* from, size_t bytes, void* to) const {
   if (bytes > 0 && from != to) std::memcpy(to, from, bytes);
 }
 
+void HostResidualKernels::Scale(float factor) {
+  for (auto* arrays : {&state_.residual, &state_.velocity}) {
+    for (vector<float>& x : *arrays) {
+      for (float& value : x) value *= factor;
+    }
+  }
+}
+
 void HostResidualKernels::ClipAndAccumulate(const vector<Blob*>& params, float clip,
                                             float momentum) {
   nonfinite_blob_ = -1;

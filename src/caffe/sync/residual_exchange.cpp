@@ -209,6 +209,12 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
   stats_.BeginStep(iter);
   const int64_t bytes_before = BytesSentSoFar();
   auto start = std::chrono::steady_clock::now();
+  // What waits was gathered under the previous step's rate: restated in this step's,
+  // it will move its weights as far as it would have then (rescale_residuals).
+  if (param_.rescale_residuals() && rate_change_ != 1.f && std::isfinite(rate_change_)) {
+    kernels_->Scale(rate_change_);
+  }
+  rate_change_ = 1.f;  // the solver states it again before the next step
   kernels_->ClipAndAccumulate(params, LocalClipNorm(), momentum_);
   stats_.AddTime(ExchangeStats::ACCUMULATE, SecondsSince(start));
 
