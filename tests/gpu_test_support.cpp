@@ -77,7 +77,7 @@ LayerParameter PinDefaultEngine(const LayerParameter& param) {
 
 void Build(const LayerParameter& param, const std::vector<std::vector<int64_t>>& shapes,
            std::shared_ptr<Context> context, LayerRun* run) {
-  run->layer = LayerRegistry::CreateLayer(PinDefaultEngine(param), context->mode());
+  run->layer = LayerRegistry::CreateLayer(PinDefaultEngine(param), *context);
   run->layer->set_context(std::move(context));
   for (const auto& shape : shapes) {
     run->bottoms.push_back(std::make_unique<Blob>(shape));

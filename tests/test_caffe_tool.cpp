@@ -60,6 +60,10 @@ TEST_F(CaffeToolTest, UnknownCommandAndBadFlagsAreErrors) {
   EXPECT_NE(LastLine(out).find("error: -gpu 3: unknown GPU id"), string::npos) << out;
   EXPECT_EQ(RunCaffe("train -solver " + dir_ + "/solver.prototxt -sigint_effect maybe", &out), 1);
   EXPECT_EQ(LastLine(out), "error: -sigint_effect: expected stop, snapshot or none, found 'maybe'");
+  EXPECT_EQ(RunCaffe("time -model " + dir_ + "/net.prototxt -iterations 1 -engine FAST", &out), 1);
+  EXPECT_EQ(LastLine(out), "error: -engine: expected DEFAULT, CAFFE, DNNL or CUDNN, found 'FAST'");
+  EXPECT_EQ(RunCaffe("time -model " + dir_ + "/net.prototxt -iterations 1 -engine CAFFE", &out), 0)
+      << out;
   EXPECT_EQ(RunCaffe("train -solver " + dir_ + "/missing.prototxt", &out), 1);
   EXPECT_NE(LastLine(out).find("missing.prototxt: cannot open file"), string::npos) << out;
   EXPECT_EQ(out.find("Check failure"), string::npos) << "no abort trace expected: " << out;

@@ -65,15 +65,6 @@ LayerParameter DataParam(const std::string& source, int batch_size,
   return param;
 }
 
-std::string ErrorOf(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 // Runs `batches` forward passes and returns the labels seen, checking that each
 // item's pixels are those of the record its label names.
 std::vector<int> ReadLabels(DataLayer* layer, int batches, const vector<Blob*>& tops) {

@@ -44,15 +44,6 @@ vector<float> TransformAll(DataTransformer* transformer, const Datum& datum) {
   return out;
 }
 
-std::string ErrorOf(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 TEST(DataTransformerTest, PlainCopy) {
   std::mt19937_64 rng(1);
   DataTransformer transformer(Params(""), TRAIN, rng);

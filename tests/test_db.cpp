@@ -20,15 +20,6 @@ std::string Key(int i) {
   return key;
 }
 
-std::string ErrorOf(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 TEST(DBTest, WriteThenReadInKeyOrder) {
   const std::string path = MakeTempDir("db") + "/lmdb";
   auto db = db::GetDB(DataParameter::LMDB);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <typeinfo>
 
 #include "caffe/layer_factory.hpp"
 #include "caffe/layers/batch_norm_layer.hpp"
@@ -19,6 +20,7 @@
 #include "caffe/layers/lrn_layer.hpp"
 #include "caffe/layers/pooling_layer.hpp"
 #include "caffe/layers/relu_layer.hpp"
+#include "caffe/net.hpp"
 #include "gradient_checker.hpp"
 #include "test_util.hpp"
 
@@ -569,28 +571,6 @@ TEST(DnnlBatchNormTest, GlobalStatisticsMatchReference) {
 
 // ---- engine selection through the registry ----
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      setenv(name_, old_.c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  bool had_ = false;
-  string old_;
-};
-
 TEST(DnnlEngineSelectionTest, EngineFieldPicksTheClass) {
   auto conv = [](const string& engine) {
     return LayerRegistry::CreateLayer(
@@ -616,63 +596,91 @@ TEST(DnnlEngineSelectionTest, EngineFieldPicksTheClass) {
   EXPECT_NE(dynamic_cast<DeconvolutionLayer*>(deconv("CAFFE").get()), nullptr);
 }
 
-TEST(DnnlEngineSelectionTest, BatchNormDefaultDependsOnThreadCount) {
-  // oneDNN's batch norm for one thread; the reference (shared thread pool) for more.
-  ScopedEnv env("CAFFE_DEFAULT_ENGINE", "");
-  const int threads = NumThreads();
-  const LayerParameter bn = ParseLayer(BatchNorm(""));
-  SetNumThreads(1);
-  EXPECT_NE(dynamic_cast<DnnlBatchNormLayer*>(LayerRegistry::CreateLayer(bn).get()), nullptr);
-  SetNumThreads(2);
-  auto layer = LayerRegistry::CreateLayer(bn);
-  EXPECT_EQ(dynamic_cast<DnnlBatchNormLayer*>(layer.get()), nullptr);
-  EXPECT_NE(dynamic_cast<BatchNormLayer*>(layer.get()), nullptr);
-  // An explicit engine still wins.
-  EXPECT_NE(dynamic_cast<DnnlBatchNormLayer*>(
-                LayerRegistry::CreateLayer(ParseLayer(BatchNorm("engine: DNNL"))).get()),
-            nullptr);
-  SetNumThreads(threads);
+Context ContextWithDefault(DefaultEngine engine) {
+  Context context;
+  context.set_default_engine(engine);
+  return context;
 }
 
-TEST(DnnlEngineSelectionTest, EnvironmentOverridesDefault) {
+// The class of every layer of `net`, in order.
+vector<string> LayerClasses(const Net& net) {
+  vector<string> classes;
+  for (const auto& layer : net.layers()) classes.push_back(typeid(*layer).name());
+  return classes;
+}
+
+TEST(DnnlEngineSelectionTest, ThreadCountDoesNotChangeTheNet) {
+  // A thread count chosen by -threads must not pick different engines: the same context
+  // builds the same net (oneDNN's batch norm included) at 1 and at 2 threads.
+  const string model = R"(
+    layer { name: 'data' type: 'Input' top: 'x' input_param { shape { dim: 2 dim: 3 dim: 8 dim: 8 } } }
+    layer { name: 'conv' type: 'Convolution' bottom: 'x' top: 'c'
+            convolution_param { num_output: 4 kernel_size: 3 pad: 1 } }
+    layer { name: 'bn' type: 'BatchNorm' bottom: 'c' top: 'c' }
+    layer { name: 'relu' type: 'ReLU' bottom: 'c' top: 'c' }
+    layer { name: 'pool' type: 'Pooling' bottom: 'c' top: 'p' pooling_param { pool: MAX kernel_size: 2 stride: 2 } }
+    layer { name: 'ip' type: 'InnerProduct' bottom: 'p' top: 'y' inner_product_param { num_output: 2 } }
+  )";
+  const int threads = NumThreads();
+  const NetParameter param = ParseNet(model);
+  SetNumThreads(1);
+  Net one(param, std::make_shared<Context>());
+  SetNumThreads(2);
+  Net two(param, std::make_shared<Context>());
+  SetNumThreads(threads);
+  EXPECT_EQ(LayerClasses(one), LayerClasses(two));
+  EXPECT_NE(dynamic_cast<DnnlBatchNormLayer*>(one.layer_by_name("bn").get()), nullptr);
+  EXPECT_NE(dynamic_cast<DnnlBatchNormLayer*>(two.layer_by_name("bn").get()), nullptr);
+}
+
+TEST(DnnlEngineSelectionTest, ContextDefaultEngineOverridesTheMeasuredChoice) {
   const LayerParameter ip = ParseLayer(InnerProduct("num_output: 2"));
   const LayerParameter conv = ParseLayer(Conv("num_output: 2 kernel_size: 3"));
+  const LayerParameter bn = ParseLayer(BatchNorm(""));
   {
-    // DEFAULT without the variable: the measured choice (oneDNN for convolution,
-    // OpenBLAS GEMM for inner products).
-    ScopedEnv env("CAFFE_DEFAULT_ENGINE", "");
-    EXPECT_NE(dynamic_cast<DnnlConvolutionLayer*>(LayerRegistry::CreateLayer(conv).get()),
+    // The measured choice: oneDNN for convolution and batch norm, OpenBLAS GEMM for
+    // inner products.
+    const Context measured = ContextWithDefault(DefaultEngine::MEASURED);
+    EXPECT_NE(dynamic_cast<DnnlConvolutionLayer*>(LayerRegistry::CreateLayer(conv, measured).get()),
               nullptr);
-    EXPECT_EQ(dynamic_cast<DnnlInnerProductLayer*>(LayerRegistry::CreateLayer(ip).get()),
+    EXPECT_NE(dynamic_cast<DnnlBatchNormLayer*>(LayerRegistry::CreateLayer(bn, measured).get()),
+              nullptr);
+    EXPECT_EQ(dynamic_cast<DnnlInnerProductLayer*>(LayerRegistry::CreateLayer(ip, measured).get()),
               nullptr);
   }
   {
-    ScopedEnv env("CAFFE_DEFAULT_ENGINE", "CAFFE");
-    EXPECT_EQ(dynamic_cast<DnnlInnerProductLayer*>(LayerRegistry::CreateLayer(ip).get()),
+    const Context caffe = ContextWithDefault(DefaultEngine::CAFFE);
+    EXPECT_EQ(dynamic_cast<DnnlInnerProductLayer*>(LayerRegistry::CreateLayer(ip, caffe).get()),
               nullptr);
-    EXPECT_EQ(dynamic_cast<DnnlConvolutionLayer*>(LayerRegistry::CreateLayer(conv).get()),
+    EXPECT_EQ(dynamic_cast<DnnlConvolutionLayer*>(LayerRegistry::CreateLayer(conv, caffe).get()),
               nullptr);
+    auto reference_bn = LayerRegistry::CreateLayer(bn, caffe);
+    EXPECT_EQ(dynamic_cast<DnnlBatchNormLayer*>(reference_bn.get()), nullptr);
+    EXPECT_NE(dynamic_cast<BatchNormLayer*>(reference_bn.get()), nullptr);
     // An explicit engine still wins.
     const LayerParameter explicit_dnnl =
         ParseLayer(Conv("num_output: 2 kernel_size: 3 engine: DNNL"));
     EXPECT_NE(dynamic_cast<DnnlConvolutionLayer*>(
-                  LayerRegistry::CreateLayer(explicit_dnnl).get()),
+                  LayerRegistry::CreateLayer(explicit_dnnl, caffe).get()),
               nullptr);
   }
   {
-    ScopedEnv env("CAFFE_DEFAULT_ENGINE", "DNNL");
-    EXPECT_NE(dynamic_cast<DnnlInnerProductLayer*>(LayerRegistry::CreateLayer(ip).get()),
+    const Context dnnl = ContextWithDefault(DefaultEngine::DNNL);
+    EXPECT_NE(dynamic_cast<DnnlInnerProductLayer*>(LayerRegistry::CreateLayer(ip, dnnl).get()),
               nullptr);
   }
   {
-    ScopedEnv env("CAFFE_DEFAULT_ENGINE", "FAST");
-    try {
-      LayerRegistry::CreateLayer(ip);
-      FAIL() << "expected caffe::Error";
-    } catch (const Error& e) {
-      EXPECT_NE(string(e.what()).find("'ip'"), string::npos) << e.what();
-      EXPECT_NE(string(e.what()).find("CAFFE_DEFAULT_ENGINE"), string::npos) << e.what();
-    }
+    // A net takes the choice from the context it is built in.
+    NetParameter param;
+    *param.add_layer() = ParseLayer(
+        "name: 'data' type: 'Input' top: 'x' input_param { shape { dim: 2 dim: 3 dim: 6 dim: 6 } }");
+    LayerParameter conv_in_net = conv;
+    conv_in_net.add_bottom("x");
+    conv_in_net.add_top("y");
+    *param.add_layer() = conv_in_net;
+    auto context = std::make_shared<Context>(ContextWithDefault(DefaultEngine::CAFFE));
+    Net net(param, context);
+    EXPECT_EQ(dynamic_cast<DnnlConvolutionLayer*>(net.layers()[1].get()), nullptr);
   }
 }
 

@@ -531,25 +531,6 @@ TEST(CudnnLayersTest, GradientBatchNorm) {
 
 // ---------------------------------------------------------------- engine selection
 
-class ScopedUnsetEnv {
- public:
-  explicit ScopedUnsetEnv(const char* name) : name_(name) {
-    if (const char* value = std::getenv(name)) {
-      had_ = true;
-      old_ = value;
-    }
-    unsetenv(name);
-  }
-  ~ScopedUnsetEnv() {
-    if (had_) setenv(name_, old_.c_str(), 1);
-  }
-
- private:
-  const char* name_;
-  bool had_ = false;
-  string old_;
-};
-
 // One layer of every type with a cuDNN class, by DEFAULT engine.
 struct TypeCase {
   string type, field, fields;
@@ -584,7 +565,6 @@ bool IsCudnnClass(const Layer&) { return false; }
 #endif
 
 TEST(CudnnEngineSelectionTest, DefaultInGpuModePicksCudnn) {
-  ScopedUnsetEnv env("CAFFE_DEFAULT_ENGINE");
   for (const TypeCase& c : CudnnTypes()) {
     SCOPED_TRACE(c.type);
     const LayerParameter param = MakeLayer(c.type, c.field, c.fields, "");
@@ -602,7 +582,6 @@ TEST(CudnnEngineSelectionTest, DefaultInGpuModePicksCudnn) {
 }
 
 TEST(CudnnEngineSelectionTest, DefaultInCpuModeIsUnchanged) {
-  ScopedUnsetEnv env("CAFFE_DEFAULT_ENGINE");
   for (const TypeCase& c : CudnnTypes()) {
     SCOPED_TRACE(c.type);
     const LayerParameter param = MakeLayer(c.type, c.field, c.fields, "");
@@ -623,14 +602,13 @@ TEST(CudnnEngineSelectionTest, DefaultInCpuModeIsUnchanged) {
   }
 }
 
-TEST(CudnnEngineSelectionTest, EnvironmentCaffeKeepsTheReferenceOnTheGpu) {
-  ScopedUnsetEnv env("CAFFE_DEFAULT_ENGINE");
-  setenv("CAFFE_DEFAULT_ENGINE", "CAFFE", 1);
+TEST(CudnnEngineSelectionTest, ContextDefaultCaffeKeepsTheReferenceOnTheGpu) {
+  Context context;
+  context.set_mode(Mode::GPU);
+  context.set_default_engine(DefaultEngine::CAFFE);
   shared_ptr<Layer> layer = LayerRegistry::CreateLayer(
-      MakeLayer("Convolution", "convolution_param", "num_output: 2 kernel_size: 3", ""),
-      Mode::GPU);
+      MakeLayer("Convolution", "convolution_param", "num_output: 2 kernel_size: 3", ""), context);
   EXPECT_TRUE(typeid(*layer) == typeid(ConvolutionLayer)) << typeid(*layer).name();
-  unsetenv("CAFFE_DEFAULT_ENGINE");
 }
 
 #ifdef USE_CUDNN
@@ -740,7 +718,6 @@ TEST(CudnnEngineSelectionTest, EngineCudnnWithoutCudnnIsAnError) {
 
 // Net creates its layers for its context's mode.
 TEST(CudnnEngineSelectionTest, NetPassesItsMode) {
-  ScopedUnsetEnv env("CAFFE_DEFAULT_ENGINE");
   const NetParameter param = ParseNet(R"(
     name: 'small'
     layer { name: 'data' type: 'Input' top: 'x'

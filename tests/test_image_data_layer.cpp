@@ -17,15 +17,6 @@
 namespace caffe {
 namespace {
 
-std::string ErrorOf(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 LayerParameter ImageDataParam(const std::string& list, const std::string& root, int batch_size,
                               const std::string& extra = "") {
   return ParseLayer("name: 'images' type: 'ImageData' top: 'data' top: 'label' "

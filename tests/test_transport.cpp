@@ -13,6 +13,7 @@
 #include "caffe/sync/gradient_exchange.hpp"
 #include "caffe/sync/local_communicator.hpp"
 #include "caffe/sync/transport.hpp"
+#include "test_util.hpp"
 
 namespace caffe {
 namespace {
@@ -56,15 +57,6 @@ class RecordingCommunicator : public Communicator {
   BufferMemory memory_;
   int size_;
 };
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(TransportTest, ChecksEachCommunicatorsMemoryAndRanks) {
   auto local = std::make_shared<LocalCommunicator>();

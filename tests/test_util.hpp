@@ -2,6 +2,7 @@
 #ifndef CAFFE_TESTS_TEST_UTIL_HPP_
 #define CAFFE_TESTS_TEST_UTIL_HPP_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@ SolverParameter ParseSolver(const std::string& text);
 std::string MakeTempDir(const std::string& tag);
 // Path to ../shared/compat, or "" when it is absent (tests then skip).
 std::string CompatDir();
+// The message of the caffe::Error that `action` throws, or "<no error>" when it throws none.
+std::string ErrorOf(const std::function<void()>& action);
 // Runs a shell command, returning its exit status; output goes to *output if given.
 int RunCommand(const std::string& command, std::string* output = nullptr);
 

@@ -43,6 +43,10 @@ DEFINE_string(sighup_effect, "snapshot", "What SIGHUP does during training: stop
 DEFINE_int32(threads, 0,
              "CPU threads for BLAS and the project's loops (0: the cores of this machine "
              "divided by the ranks on it).");
+DEFINE_string(engine, "DEFAULT",
+              "What a layer's `engine: DEFAULT` means: DEFAULT (the engine measured faster "
+              "per layer type; cuDNN on a GPU), CAFFE, DNNL or CUDNN (that engine for every "
+              "such layer). A layer's explicit engine always wins.");
 DEFINE_string(sync_stats, "",
               "Write the gradient exchange's per-iteration, per-blob statistics to this CSV "
               "(rank 0's view).");
@@ -58,6 +62,22 @@ vector<string> SplitComma(const string& text) {
     if (!item.empty()) parts.push_back(item);
   }
   return parts;
+}
+
+DefaultEngine ParseEngineFlag(const string& text) {
+  if (text == "DEFAULT") return DefaultEngine::MEASURED;
+  if (text == "CAFFE") return DefaultEngine::CAFFE;
+  if (text == "DNNL") return DefaultEngine::DNNL;
+  if (text == "CUDNN") return DefaultEngine::CUDNN;
+  ErrorBuilder() << "-engine: expected DEFAULT, CAFFE, DNNL or CUDNN, found '" << text << "'";
+}
+
+// The context every command builds its nets in; -engine goes into it here, so that
+// layer creation reads nothing from the process.
+std::shared_ptr<Context> MakeContext() {
+  auto context = std::make_shared<Context>();
+  context->set_default_engine(ParseEngineFlag(FLAGS_engine));
+  return context;
 }
 
 Phase ParsePhase(const string& text, Phase fallback) {
@@ -139,7 +159,7 @@ int Train() {
   // One process per device: under mpirun every rank runs this same code and the
   // communicator says which rank it is. Started alone, it is rank 0 of 1.
   std::shared_ptr<Communicator> comm = CreateCommunicator();
-  auto context = std::make_shared<Context>();
+  auto context = MakeContext();
   context->set_rank(comm->rank(), comm->size());
   // Rank 0 speaks for the job; the others report warnings and errors only.
   if (comm->rank() != 0) FLAGS_minloglevel = google::GLOG_WARNING;
@@ -208,7 +228,7 @@ int Train() {
 int Test() {
   CAFFE_REQUIRE(!FLAGS_model.empty()) << "test needs -model=FILE";
   CAFFE_REQUIRE(!FLAGS_weights.empty()) << "test needs -weights=FILE";
-  auto context = std::make_shared<Context>();
+  auto context = MakeContext();
   ConfigureDevice(context.get(), false, 0);
   Net net(FLAGS_model, ParsePhase(FLAGS_phase, TEST), context, FLAGS_level,
           SplitComma(FLAGS_stage));
@@ -250,7 +270,7 @@ int Test() {
 int Time() {
   CAFFE_REQUIRE(!FLAGS_model.empty()) << "time needs -model=FILE";
   CAFFE_REQUIRE(FLAGS_iterations > 0) << "-iterations must be positive";
-  auto context = std::make_shared<Context>();
+  auto context = MakeContext();
   ConfigureDevice(context.get(), false, 0);
   Net net(FLAGS_model, ParsePhase(FLAGS_phase, TRAIN), context, FLAGS_level,
           SplitComma(FLAGS_stage));

@@ -2,10 +2,10 @@
 // The layer library is linked whole-archive so every registration survives static
 // linking (see CMakeLists.txt).
 //
-// Creation is told the Mode the layer will run in, because the best engine depends on
-// it: DEFAULT means cuDNN for a GPU net and the measured CPU choice for a CPU net (see
-// layer_engines.cpp). The mode is passed as a value rather than read from the layer's
-// Context because the context is attached only after the layer exists.
+// Creation is given the Context the layer will run in, because the engine depends on
+// its mode and its default_engine: DEFAULT means cuDNN for a GPU net and the measured
+// CPU choice for a CPU net (see layer_engines.cpp). It is passed to the creator because
+// a layer is attached to its context only after it exists.
 #ifndef CAFFE_LAYER_FACTORY_HPP_
 #define CAFFE_LAYER_FACTORY_HPP_
 
@@ -24,14 +24,17 @@ class Layer;
 
 class LayerRegistry {
  public:
-  using Creator = std::function<shared_ptr<Layer>(const LayerParameter&, Mode)>;
+  using Creator = std::function<shared_ptr<Layer>(const LayerParameter&, const Context&)>;
   // Most layer types have one class for every mode.
   using ModelessCreator = std::function<shared_ptr<Layer>(const LayerParameter&)>;
 
   static void AddCreator(const string& type, Creator creator);
   static void AddCreator(const string& type, ModelessCreator creator);
   // Throws caffe::Error listing the known types when `param.type()` is unknown.
-  // `mode` is the mode of the context the layer will be given (Net passes its own).
+  // `context` is the one the layer will be given (Net passes its own); only its mode and
+  // default_engine are read here.
+  static shared_ptr<Layer> CreateLayer(const LayerParameter& param, const Context& context);
+  // A layer for a context in `mode` with the measured default engines.
   static shared_ptr<Layer> CreateLayer(const LayerParameter& param, Mode mode);
   // A layer for a CPU context: what layers built outside a net have always been.
   static shared_ptr<Layer> CreateLayer(const LayerParameter& param) {
@@ -61,7 +64,7 @@ struct LayerRegisterer {
       })
 
 // For layers whose creator picks among engines: `creator` takes (const LayerParameter&,
-// Mode), or only the parameter when the mode does not matter.
+// const Context&), or only the parameter when the context does not matter.
 #define REGISTER_LAYER_CREATOR(type, creator) \
   static ::caffe::LayerRegisterer g_layer_registerer_##type(#type, creator)
 

@@ -15,9 +15,10 @@ void LayerRegistry::AddCreator(const string& type, Creator creator) {
 }
 
 void LayerRegistry::AddCreator(const string& type, ModelessCreator creator) {
-  AddCreator(type, [creator = std::move(creator)](const LayerParameter& param, Mode) {
-    return creator(param);
-  });
+  AddCreator(type,
+             [creator = std::move(creator)](const LayerParameter& param, const Context&) {
+               return creator(param);
+             });
 }
 
 bool LayerRegistry::IsRegistered(const string& type) { return Registry().count(type) > 0; }
@@ -29,6 +30,13 @@ vector<string> LayerRegistry::LayerTypeList() {
 }
 
 shared_ptr<Layer> LayerRegistry::CreateLayer(const LayerParameter& param, Mode mode) {
+  Context context;
+  context.set_mode(mode);
+  return CreateLayer(param, context);
+}
+
+shared_ptr<Layer> LayerRegistry::CreateLayer(const LayerParameter& param,
+                                             const Context& context) {
   auto it = Registry().find(param.type());
   if (it == Registry().end()) {
     std::ostringstream known;
@@ -40,7 +48,7 @@ shared_ptr<Layer> LayerRegistry::CreateLayer(const LayerParameter& param, Mode m
     ErrorBuilder() << "layer '" << param.name() << "': unknown layer type '" << param.type()
                    << "' (known types: " << known.str() << ")";
   }
-  return it->second(param, mode);
+  return it->second(param, context);
 }
 
 }  // namespace caffe

@@ -157,9 +157,8 @@ void Net::Init(const NetParameter& in_param) {
   std::set<string> available_blobs;
   std::map<string, int> blob_name_to_idx;
   for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
-    LayerParameter* layer_param = param.mutable_layer(layer_id);
     try {
-      AtLayer(layer_param->name(), [&] {
+      AtLayer(param.layer(layer_id).name(), [&] {
         bool need_backward = WireLayer(param, layer_id, &available_blobs, &blob_name_to_idx);
         need_backward |= AppendLayerParams(param, layer_id);
         layer_need_backward_.push_back(need_backward);
@@ -207,8 +206,8 @@ bool Net::WireLayer(NetParameter& param, int layer_id, std::set<string>* availab
                 layer_param->propagate_down_size() == layer_param->bottom_size())
       << source_ << ": layer '" << layer_param->name()
       << "': propagate_down must be given once per bottom";
-  // The context's mode picks the engine where DEFAULT depends on it (cuDNN on a GPU).
-  layers_.push_back(LayerRegistry::CreateLayer(*layer_param, context_->mode()));
+  // The context's mode and default_engine pick the engine of a DEFAULT layer.
+  layers_.push_back(LayerRegistry::CreateLayer(*layer_param, *context_));
   layers_.back()->set_context(context_);
   layer_names_.push_back(layer_param->name());
   layer_names_index_[layer_param->name()] = layer_id;

@@ -1,5 +1,5 @@
 // Registers the layer types that come in several engines and picks one per layer from
-// its `engine` field and the mode the layer is created for:
+// its `engine` field and the Context the layer is created for:
 //   CAFFE    the reference implementation (im2col + GEMM, plain loops; own kernels on
 //            the GPU).
 //   DNNL     oneDNN on the CPU; a caffe::Error naming the layer when the build has no
@@ -9,21 +9,15 @@
 //            (USE_CUDNN off). The cuDNN classes derive from the reference ones, so a
 //            CPU-mode net with `engine: CUDNN` runs the reference CPU code. Types with no
 //            cuDNN class (Deconvolution) get the reference layer.
-//   DEFAULT  for a GPU net, CUDNN where it is built and the type has a cuDNN class, else
-//            CAFFE (the reference layer has the device kernels; the DNNL classes have
-//            none). For a CPU net, DNNL where it is built and was measured faster for that
-//            layer type (kDnnlIsFaster below, from bench/conv_engine_bench.cpp), else CAFFE.
-// The mode comes from LayerRegistry::CreateLayer(param, mode), which Net calls with its
-// context's mode: a creator cannot read the context, which a layer gets only after it
-// exists. Layers made without a mode (tests, tools) are made for the CPU, as before.
-// InnerProduct has no engine field (BVLC's schema has none); it follows DEFAULT, which
-// is CAFFE for it unless CAFFE_DEFAULT_ENGINE=DNNL.
-// The environment variable CAFFE_DEFAULT_ENGINE=CAFFE, =DNNL or =CUDNN overrides what
-// DEFAULT means for all of these types, in either mode, to compare engines on a whole
-// net without editing it.
-#include <cstdlib>
-#include <cstring>
-
+//   DEFAULT  what the context's default_engine says. MEASURED (the usual): for a GPU net,
+//            CUDNN where it is built and the type has a cuDNN class, else CAFFE (the
+//            reference layer has the device kernels; the DNNL classes have none); for a
+//            CPU net, DNNL where it is built and was measured faster for the layer type
+//            (kDnnlIsFaster below), else CAFFE. CAFFE, DNNL or CUDNN send every DEFAULT
+//            layer to that engine (the `caffe` tool's -engine flag).
+// The choice reads nothing but the parameter and the context, never the thread count
+// or the environment, so the same context always builds the same net.
+// InnerProduct has no engine field (BVLC's schema has none); it follows DEFAULT.
 #include "caffe/layer_factory.hpp"
 #include "caffe/layers/batch_norm_layer.hpp"
 #include "caffe/layers/convolution_layer.hpp"
@@ -90,8 +84,6 @@ constexpr bool kHaveCudnn = false;
 
 // Which layer types DEFAULT sends to oneDNN on the CPU: those measured faster with it
 // on this project's shapes (bench/README.md, "Convolution engines", has the figures).
-// BatchNorm only at one thread: oneDNN's batch norm synchronises its threads with
-// spinning barriers, which a loaded host turns into stalls.
 struct DnnlIsFaster {
   bool convolution, deconvolution, inner_product, pooling, lrn, relu, batch_norm;
 };
@@ -103,17 +95,19 @@ constexpr DnnlIsFaster kDnnlIsFaster{/*convolution=*/true,
                                      /*relu=*/true,
                                      /*batch_norm=*/true};
 
-// CAFFE_DEFAULT_ENGINE, or kDefault when unset.
-int DefaultOverride(const LayerParameter& param) {
-  const char* value = std::getenv("CAFFE_DEFAULT_ENGINE");
-  if (value == nullptr || *value == '\0' || std::strcmp(value, "DEFAULT") == 0) return kDefault;
-  if (std::strcmp(value, "CAFFE") == 0) return kCaffe;
-  if (std::strcmp(value, "DNNL") == 0) return kDnnl;
-  if (std::strcmp(value, "CUDNN") == 0) return kCudnn;
-  ErrorBuilder() << "layer '" << param.name() << "' (" << param.type()
-                 << "): environment variable CAFFE_DEFAULT_ENGINE must be CAFFE, DNNL, CUDNN "
-                    "or DEFAULT, found '"
-                 << value << "'";
+// The engine the context's default_engine names, or kDefault for the measured choice.
+int ForcedDefault(DefaultEngine engine) {
+  switch (engine) {
+    case DefaultEngine::CAFFE:
+      return kCaffe;
+    case DefaultEngine::DNNL:
+      return kDnnl;
+    case DefaultEngine::CUDNN:
+      return kCudnn;
+    case DefaultEngine::MEASURED:
+      break;
+  }
+  return kDefault;
 }
 
 // What a layer type offers besides the reference class.
@@ -123,11 +117,12 @@ struct Variants {
 };
 
 // Resolves `engine` (a value of the layer's Engine enum) to kCaffe, kDnnl or kCudnn.
-int ChooseEngine(const LayerParameter& param, int engine, Mode mode, Variants variants) {
+int ChooseEngine(const LayerParameter& param, int engine, const Context& context,
+                 Variants variants) {
   if (engine == kDefault) {
-    engine = DefaultOverride(param);
+    engine = ForcedDefault(context.default_engine());
     if (engine == kDefault) {
-      if (mode == Mode::GPU) {
+      if (context.mode() == Mode::GPU) {
         engine = kHaveCudnn && variants.has_cudnn ? kCudnn : kCaffe;
       } else {
         engine = kHaveDnnl && variants.dnnl_is_faster ? kDnnl : kCaffe;
@@ -154,8 +149,9 @@ int ChooseEngine(const LayerParameter& param, int engine, Mode mode, Variants va
 }
 
 template <typename Reference, typename Dnnl, typename Cudnn>
-shared_ptr<Layer> Create(const LayerParameter& param, int engine, Mode mode, Variants variants) {
-  switch (ChooseEngine(param, engine, mode, variants)) {
+shared_ptr<Layer> Create(const LayerParameter& param, int engine, const Context& context,
+                         Variants variants) {
+  switch (ChooseEngine(param, engine, context, variants)) {
     case kDnnl:
       return std::make_shared<Dnnl>(param);
     case kCudnn:
@@ -179,64 +175,64 @@ shared_ptr<Layer> Create(const LayerParameter& param, int engine, Mode mode, Var
 #define CAFFE_CUDNN_CLASS(cudnn, reference) reference
 #endif
 
-shared_ptr<Layer> CreateConvolutionLayer(const LayerParameter& param, Mode mode) {
+shared_ptr<Layer> CreateConvolutionLayer(const LayerParameter& param, const Context& context) {
   return Create<ConvolutionLayer, CAFFE_DNNL_CLASS(DnnlConvolutionLayer, ConvolutionLayer),
                 CAFFE_CUDNN_CLASS(CudnnConvolutionLayer, ConvolutionLayer)>(
-      param, param.convolution_param().engine(), mode,
+      param, param.convolution_param().engine(), context,
       {kDnnlIsFaster.convolution, /*has_cudnn=*/true});
 }
 
-shared_ptr<Layer> CreateDeconvolutionLayer(const LayerParameter& param, Mode mode) {
+shared_ptr<Layer> CreateDeconvolutionLayer(const LayerParameter& param, const Context& context) {
   return Create<DeconvolutionLayer, CAFFE_DNNL_CLASS(DnnlDeconvolutionLayer, DeconvolutionLayer),
-                DeconvolutionLayer>(param, param.convolution_param().engine(), mode,
+                DeconvolutionLayer>(param, param.convolution_param().engine(), context,
                                     {kDnnlIsFaster.deconvolution, /*has_cudnn=*/false});
 }
 
-shared_ptr<Layer> CreateInnerProductLayer(const LayerParameter& param, Mode mode) {
+shared_ptr<Layer> CreateInnerProductLayer(const LayerParameter& param, const Context& context) {
   return Create<InnerProductLayer, CAFFE_DNNL_CLASS(DnnlInnerProductLayer, InnerProductLayer),
-                InnerProductLayer>(param, kDefault, mode,
+                InnerProductLayer>(param, kDefault, context,
                                    {kDnnlIsFaster.inner_product, /*has_cudnn=*/false});
 }
 
-shared_ptr<Layer> CreatePoolingLayer(const LayerParameter& param, Mode mode) {
+shared_ptr<Layer> CreatePoolingLayer(const LayerParameter& param, const Context& context) {
   return Create<PoolingLayer, CAFFE_DNNL_CLASS(DnnlPoolingLayer, PoolingLayer),
                 CAFFE_CUDNN_CLASS(CudnnPoolingLayer, PoolingLayer)>(
-      param, param.pooling_param().engine(), mode, {kDnnlIsFaster.pooling, /*has_cudnn=*/true});
+      param, param.pooling_param().engine(), context, {kDnnlIsFaster.pooling, /*has_cudnn=*/true});
 }
 
-shared_ptr<Layer> CreateLRNLayer(const LayerParameter& param, Mode mode) {
+shared_ptr<Layer> CreateLRNLayer(const LayerParameter& param, const Context& context) {
   return Create<LRNLayer, CAFFE_DNNL_CLASS(DnnlLRNLayer, LRNLayer),
                 CAFFE_CUDNN_CLASS(CudnnLRNLayer, LRNLayer)>(
-      param, param.lrn_param().engine(), mode, {kDnnlIsFaster.lrn, /*has_cudnn=*/true});
+      param, param.lrn_param().engine(), context, {kDnnlIsFaster.lrn, /*has_cudnn=*/true});
 }
 
-shared_ptr<Layer> CreateReLULayer(const LayerParameter& param, Mode mode) {
+shared_ptr<Layer> CreateReLULayer(const LayerParameter& param, const Context& context) {
   return Create<ReLULayer, CAFFE_DNNL_CLASS(DnnlReLULayer, ReLULayer),
                 CAFFE_CUDNN_CLASS(CudnnReLULayer, ReLULayer)>(
-      param, param.relu_param().engine(), mode, {kDnnlIsFaster.relu, /*has_cudnn=*/true});
+      param, param.relu_param().engine(), context, {kDnnlIsFaster.relu, /*has_cudnn=*/true});
 }
 
-shared_ptr<Layer> CreateBatchNormLayer(const LayerParameter& param, Mode mode) {
+shared_ptr<Layer> CreateBatchNormLayer(const LayerParameter& param, const Context& context) {
   return Create<BatchNormLayer, CAFFE_DNNL_CLASS(DnnlBatchNormLayer, BatchNormLayer),
                 CAFFE_CUDNN_CLASS(CudnnBatchNormLayer, BatchNormLayer)>(
-      param, param.batch_norm_param().engine(), mode,
-      {kDnnlIsFaster.batch_norm && NumThreads() == 1, /*has_cudnn=*/true});
+      param, param.batch_norm_param().engine(), context,
+      {kDnnlIsFaster.batch_norm, /*has_cudnn=*/true});
 }
 
 // No oneDNN variants: their Engine enums have no DNNL value.
-shared_ptr<Layer> CreateSigmoidLayer(const LayerParameter& param, Mode mode) {
+shared_ptr<Layer> CreateSigmoidLayer(const LayerParameter& param, const Context& context) {
   return Create<SigmoidLayer, SigmoidLayer, CAFFE_CUDNN_CLASS(CudnnSigmoidLayer, SigmoidLayer)>(
-      param, param.sigmoid_param().engine(), mode, {/*dnnl_is_faster=*/false, /*has_cudnn=*/true});
+      param, param.sigmoid_param().engine(), context, {/*dnnl_is_faster=*/false, /*has_cudnn=*/true});
 }
 
-shared_ptr<Layer> CreateTanHLayer(const LayerParameter& param, Mode mode) {
+shared_ptr<Layer> CreateTanHLayer(const LayerParameter& param, const Context& context) {
   return Create<TanHLayer, TanHLayer, CAFFE_CUDNN_CLASS(CudnnTanHLayer, TanHLayer)>(
-      param, param.tanh_param().engine(), mode, {/*dnnl_is_faster=*/false, /*has_cudnn=*/true});
+      param, param.tanh_param().engine(), context, {/*dnnl_is_faster=*/false, /*has_cudnn=*/true});
 }
 
-shared_ptr<Layer> CreateSoftmaxLayer(const LayerParameter& param, Mode mode) {
+shared_ptr<Layer> CreateSoftmaxLayer(const LayerParameter& param, const Context& context) {
   return Create<SoftmaxLayer, SoftmaxLayer, CAFFE_CUDNN_CLASS(CudnnSoftmaxLayer, SoftmaxLayer)>(
-      param, param.softmax_param().engine(), mode, {/*dnnl_is_faster=*/false, /*has_cudnn=*/true});
+      param, param.softmax_param().engine(), context, {/*dnnl_is_faster=*/false, /*has_cudnn=*/true});
 }
 
 #undef CAFFE_DNNL_CLASS

@@ -22,7 +22,7 @@ void SoftmaxWithLossLayer::LayerSetUp(const vector<Blob*>& bottom, const vector<
   softmax_param.set_type("Softmax");
   softmax_param.set_phase(layer_param_.phase());
   *softmax_param.mutable_softmax_param() = layer_param_.softmax_param();
-  softmax_layer_ = LayerRegistry::CreateLayer(softmax_param, context().mode());
+  softmax_layer_ = LayerRegistry::CreateLayer(softmax_param, context());
   softmax_layer_->set_context(shared_context());  // so it runs in this layer's mode
   softmax_bottom_ = {bottom[0]};
   softmax_top_ = {&prob_};
