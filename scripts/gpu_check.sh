@@ -98,7 +98,7 @@ open(dst, "w").write(text)
 PY
 }
 
-declare -A ms images layers_top sel_ms torch_ips
+declare -A ms images layers_top sel_ms torch_ips torch_tf32_ips train_ips pcie
 for net in alexnet:256 resnet50:64; do
   name=${net%%:*} batch=${net##*:}
   model=$out/${name}_b$batch.prototxt
@@ -114,6 +114,26 @@ for net in alexnet:256 resnet50:64; do
       END { for (l in f) printf "%s %.2f\n", l, f[l] }' "$out/time_$name.log" |
       sort -k2 -g -r | head -5 | awk '{ printf "%s%s %s ms", (NR > 1 ? ", " : ""), $1, $2 }')
   fi
+  # Whole training steps through `caffe train` (forward, backward, the solver's update):
+  # images/s from the last display line, and the PCIe bytes per step it logs.
+  cat > "$out/solver_$name.prototxt" <<SOLVER
+net: "$model"
+train_state { stage: "synthetic" }
+base_lr: 0.001
+lr_policy: "fixed"
+momentum: 0.9
+weight_decay: 0.0005
+max_iter: $((3 * iters))
+display: $iters
+snapshot_after_train: false
+solver_mode: GPU
+SOLVER
+  timeout 240 "$caffe" train -solver "$out/solver_$name.prototxt" -gpu 0 \
+    > "$out/train_$name.log" 2>&1 || { tail -5 "$out/train_$name.log"; }
+  rate=$(sed -n 's/.*Iteration [0-9]* (\([0-9.]*\) iter\/s.*/\1/p' "$out/train_$name.log" | tail -1)
+  [[ -n $rate ]] && train_ips[$name]=$(awk -v b="$batch" -v r="$rate" 'BEGIN { printf "%.0f", b * r }')
+  pcie[$name]=$(sed -n 's/.*PCIe per step: host to device \([0-9]*\) bytes, device to host \([0-9]*\) bytes.*/\1 up, \2 down/p' \
+    "$out/train_$name.log" | tail -1)
   if [[ -x $work/bin/gpu_iwp_selection_bench ]]; then
     timeout 120 "$work/bin/gpu_iwp_selection_bench" -model "$model" -stage synthetic \
       > "$out/iwp_$name.log" 2>&1
@@ -124,6 +144,9 @@ for net in alexnet:256 resnet50:64; do
     timeout 180 python3 bench/gpu_torch_throughput.py "$model" --iterations "$iters" --no-tf32 \
       > "$out/torch_$name.log" 2>&1
     torch_ips[$name]=$(sed -n 's/.*images_per_s \([0-9.]*\).*/\1/p' "$out/torch_$name.log")
+    timeout 180 python3 bench/gpu_torch_throughput.py "$model" --iterations "$iters" \
+      > "$out/torch_tf32_$name.log" 2>&1
+    torch_tf32_ips[$name]=$(sed -n 's/.*images_per_s \([0-9.]*\).*/\1/p' "$out/torch_tf32_$name.log")
   fi
 done
 
@@ -146,6 +169,18 @@ done
   done
   echo
   echo "caffe time: $iters timed iterations after one warm-up, the device synchronised around each layer; PyTorch: bench/gpu_torch_throughput.py, $iters steps after 5 warm-up, cudnn.benchmark on, TF32 off on both sides (our cuDNN convolutions choose FP32-math algorithms only)."
+  echo
+  echo "| net | batch | caffe train images/s (whole step, last $iters iterations) | PCIe bytes per step (parameters must not cross) | PyTorch images/s, TF32 off | ours / PyTorch | PyTorch images/s, TF32 allowed |"
+  echo "|---|---:|---:|---|---:|---:|---:|"
+  for net in alexnet:256 resnet50:64; do
+    name=${net%%:*} batch=${net##*:}
+    ratio=""
+    [[ -n ${torch_ips[$name]:-} && -n ${train_ips[$name]:-} ]] &&
+      ratio=$(awk -v a="${train_ips[$name]}" -v b="${torch_ips[$name]}" 'BEGIN { printf "%.2f", a / b }')
+    echo "| $name | $batch | ${train_ips[$name]:-failed} | ${pcie[$name]:-n/a} | ${torch_ips[$name]:-n/a} | $ratio | ${torch_tf32_ips[$name]:-n/a} |"
+  done
+  echo
+  echo "caffe train: SGD with momentum and weight decay on the synthetic stage's DummyData, $((3 * iters)) iterations, the rate of the last display window; our side keeps FP32 math in both PyTorch columns."
 } | tee "$out/gpu_check.md"
 
 # The first failing suites once more under compute-sanitizer's memcheck, which names

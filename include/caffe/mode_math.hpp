@@ -32,6 +32,13 @@ void gemm(Mode mode, Transpose trans_a, Transpose trans_b, int M, int N, int K, 
           const float* A, const float* B, float beta, float* C);
 void gemv(Mode mode, Transpose trans_a, int M, int N, float alpha, const float* A,
           const float* x, float beta, float* y);
+// The vector operations the solvers' updates are made of, likewise.
+void axpy(Mode mode, int64_t n, float alpha, const float* x, float* y);
+void axpby(Mode mode, int64_t n, float alpha, const float* x, float beta, float* y);
+void copy(Mode mode, int64_t n, const float* x, float* y);
+void scal(Mode mode, int64_t n, float alpha, float* x);
+void sign(Mode mode, int64_t n, const float* a, float* y);
+float dot(Mode mode, int64_t n, const float* x, const float* y);
 
 }  // namespace math
 }  // namespace caffe

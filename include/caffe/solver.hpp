@@ -110,6 +110,7 @@ class Solver {
   std::map<string, float> last_test_scores_;
   std::chrono::steady_clock::time_point display_start_;
   int display_start_iter_ = 0;
+  HostDeviceTransfers display_start_transfers_;
   bool requested_early_exit_ = false;
 };
 

@@ -4,12 +4,22 @@
 #define CAFFE_SYNCEDMEM_HPP_
 
 #include <cstddef>
+#include <cstdint>
 
 #ifdef USE_CUDA
 #include <cuda_runtime.h>
 #endif
 
 namespace caffe {
+
+// Bytes every SyncedMemory of this process has copied across PCIe since it started,
+// each way (the data layers' asynchronous pushes included). A GPU training step in
+// the steady state should move only its input batch up and its loss scalars down.
+struct HostDeviceTransfers {
+  uint64_t to_device = 0;
+  uint64_t to_host = 0;
+};
+HostDeviceTransfers SyncedMemoryTransfers();
 
 class SyncedMemory {
  public:

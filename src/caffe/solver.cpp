@@ -320,6 +320,14 @@ void Solver::DisplayProgress() {
     }
   }
   LOG(INFO) << "Iteration " << iter_ << ", lr = " << GetLearningRate();
+  const HostDeviceTransfers transfers = SyncedMemoryTransfers();
+  if (context_->mode() == Mode::GPU && done > 0) {
+    LOG(INFO) << "Iteration " << iter_ << ", PCIe per step: host to device "
+              << (transfers.to_device - display_start_transfers_.to_device) / done
+              << " bytes, device to host "
+              << (transfers.to_host - display_start_transfers_.to_host) / done << " bytes";
+  }
+  display_start_transfers_ = transfers;
   if (exchange_) {
     const string summary = exchange_->Summary();
     if (!summary.empty()) LOG(INFO) << "Iteration " << iter_ << ", sync: " << summary;
@@ -356,6 +364,7 @@ void Solver::Step(int iters) {
   smoothed_loss_ = 0;
   display_start_ = std::chrono::steady_clock::now();
   display_start_iter_ = iter_;
+  display_start_transfers_ = SyncedMemoryTransfers();
 
   while (iter_ < stop_iter) {
     net_->ClearParamDiffs();

@@ -17,6 +17,8 @@ namespace {
 
 std::atomic<size_t> host_memory_limit{0};
 std::atomic<size_t> host_memory_in_use{0};
+std::atomic<uint64_t> bytes_to_device{0};
+std::atomic<uint64_t> bytes_to_host{0};
 
 // Reserves `size` bytes against the limit; throws caffe::Error when they do not fit.
 void ReserveHost(size_t size) {
@@ -75,6 +77,13 @@ void FreeHost(void* ptr, size_t size, bool pinned) {
 
 }  // namespace
 
+HostDeviceTransfers SyncedMemoryTransfers() {
+  HostDeviceTransfers transfers;
+  transfers.to_device = bytes_to_device.load(std::memory_order_relaxed);
+  transfers.to_host = bytes_to_host.load(std::memory_order_relaxed);
+  return transfers;
+}
+
 void SetHostMemoryLimit(size_t bytes) { host_memory_limit.store(bytes); }
 size_t HostMemoryLimit() { return host_memory_limit.load(); }
 size_t HostMemoryInUse() { return host_memory_in_use.load(); }
@@ -122,6 +131,7 @@ void SyncedMemory::ToCpu() {
         own_cpu_data_ = true;
       }
       CUDA_CHECK(cudaMemcpy(cpu_ptr_, gpu_ptr_, size_, cudaMemcpyDeviceToHost));
+      bytes_to_host.fetch_add(size_, std::memory_order_relaxed);
       head_ = SYNCED;
 #else
       LOG(FATAL) << "device memory in a CPU-only build";
@@ -150,6 +160,7 @@ void SyncedMemory::ToGpu() {
         own_gpu_data_ = true;
       }
       if (size_ > 0) CUDA_CHECK(cudaMemcpy(gpu_ptr_, cpu_ptr_, size_, cudaMemcpyHostToDevice));
+      bytes_to_device.fetch_add(size_, std::memory_order_relaxed);
       head_ = SYNCED;
       break;
     case AT_GPU:
@@ -171,6 +182,7 @@ void SyncedMemory::AsyncGpuPush(cudaStream_t stream) {
   }
   if (size_ > 0) {
     CUDA_CHECK(cudaMemcpyAsync(gpu_ptr_, cpu_ptr_, size_, cudaMemcpyHostToDevice, stream));
+    bytes_to_device.fetch_add(size_, std::memory_order_relaxed);
   }
   head_ = SYNCED;
 }

@@ -63,6 +63,7 @@ void gpu_scale(int64_t n, float alpha, const float* x, float* y);  // y = a x
 void gpu_sub(int64_t n, const float* a, const float* b, float* y);
 void gpu_mul(int64_t n, const float* a, const float* b, float* y);
 void gpu_div(int64_t n, const float* a, const float* b, float* y);
+void gpu_sign(int64_t n, const float* a, float* y);
 float gpu_dot(int64_t n, const float* x, const float* y);
 float gpu_asum(int64_t n, const float* x);
 // Device counterpart of rng_bernoulli: r[i] = 1 with probability p, else 0, written

@@ -1,6 +1,7 @@
 #include "caffe/solvers/adadelta_solver.hpp"
 
-#include <cmath>
+#include "caffe/mode_math.hpp"
+#include "caffe/solvers/update_rules.hpp"
 
 namespace caffe {
 
@@ -10,15 +11,10 @@ void AdaDeltaSolver::ComputeUpdateValue(int param_id, float rate) {
   const float local_rate = rate * net_->params_lr()[param_id];
   const float m = param_.momentum();
   const float delta = param_.delta();
-  float* grad_sq = history_[param_id]->mutable_cpu_data();
-  float* step_sq = history_[num_params + param_id]->mutable_cpu_data();
-  float* g = p->mutable_cpu_diff();
-  for (int64_t i = 0; i < p->count(); ++i) {
-    grad_sq[i] = m * grad_sq[i] + (1 - m) * g[i] * g[i];
-    const float step = g[i] * std::sqrt(step_sq[i] + delta) / std::sqrt(grad_sq[i] + delta);
-    step_sq[i] = m * step_sq[i] + (1 - m) * step * step;
-    g[i] = local_rate * step;
-  }
+  const Mode mode = context_->mode();
+  ApplyRule(mode, p->count(), AdaDeltaRule{local_rate, m, delta}, MutableDiffOn(mode, p),
+            MutableDataOn(mode, history_[param_id].get()),
+            MutableDataOn(mode, history_[num_params + param_id].get()));
 }
 
 REGISTER_SOLVER_CLASS(AdaDelta);

@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include "caffe/mode_math.hpp"
+#include "caffe/solvers/update_rules.hpp"
+
 namespace caffe {
 
 void AdamSolver::ComputeUpdateValue(int param_id, float rate) {
@@ -15,14 +18,10 @@ void AdamSolver::ComputeUpdateValue(int param_id, float rate) {
   const double t = iter_ + 1;
   const float corrected_rate = static_cast<float>(
       local_rate * std::sqrt(1.0 - std::pow(beta2, t)) / (1.0 - std::pow(beta1, t)));
-  float* m = history_[param_id]->mutable_cpu_data();
-  float* v = history_[num_params + param_id]->mutable_cpu_data();
-  float* g = p->mutable_cpu_diff();
-  for (int64_t i = 0; i < p->count(); ++i) {
-    m[i] = beta1 * m[i] + (1 - beta1) * g[i];
-    v[i] = beta2 * v[i] + (1 - beta2) * g[i] * g[i];
-    g[i] = corrected_rate * m[i] / (std::sqrt(v[i]) + eps);
-  }
+  const Mode mode = context_->mode();
+  ApplyRule(mode, p->count(), AdamRule{corrected_rate, beta1, beta2, eps}, MutableDiffOn(mode, p),
+            MutableDataOn(mode, history_[param_id].get()),
+            MutableDataOn(mode, history_[num_params + param_id].get()));
 }
 
 REGISTER_SOLVER_CLASS(Adam);

@@ -1,6 +1,7 @@
 #include "caffe/solvers/nesterov_solver.hpp"
 
-#include "caffe/util/math_functions.hpp"
+#include "caffe/mode_math.hpp"
+#include "caffe/solvers/update_rules.hpp"
 
 namespace caffe {
 
@@ -9,13 +10,13 @@ void NesterovSolver::ComputeUpdateValue(int param_id, float rate) {
   const int64_t n = p->count();
   const float m = param_.momentum();
   const float local_rate = rate * net_->params_lr()[param_id];
-  float* v = history_[param_id]->mutable_cpu_data();
-  float* v_prev = temp_[param_id]->mutable_cpu_data();
-  math::copy(n, v, v_prev);
-  math::axpby(n, local_rate, p->cpu_diff(), m, v);
-  // step = (1 + m) v_new - m v_old
-  float* step = p->mutable_cpu_diff();
-  for (int64_t i = 0; i < n; ++i) step[i] = (1 + m) * v[i] - m * v_prev[i];
+  if (n == 0) return;
+  const Mode mode = context_->mode();
+  float* v = MutableDataOn(mode, history_[param_id].get());
+  float* v_prev = MutableDataOn(mode, temp_[param_id].get());
+  math::copy(mode, n, v, v_prev);
+  math::axpby(mode, n, local_rate, DiffOn(mode, *p), m, v);
+  ApplyRule(mode, n, NesterovStepRule{m}, MutableDiffOn(mode, p), v, v_prev);
 }
 
 REGISTER_SOLVER_CLASS(Nesterov);

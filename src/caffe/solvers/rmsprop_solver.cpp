@@ -1,6 +1,7 @@
 #include "caffe/solvers/rmsprop_solver.hpp"
 
-#include <cmath>
+#include "caffe/mode_math.hpp"
+#include "caffe/solvers/update_rules.hpp"
 
 namespace caffe {
 
@@ -18,12 +19,9 @@ void RMSPropSolver::ComputeUpdateValue(int param_id, float rate) {
   const float local_rate = rate * net_->params_lr()[param_id];
   const float decay = param_.rms_decay();
   const float delta = param_.delta();
-  float* h = history_[param_id]->mutable_cpu_data();
-  float* g = p->mutable_cpu_diff();
-  for (int64_t i = 0; i < p->count(); ++i) {
-    h[i] = decay * h[i] + (1 - decay) * g[i] * g[i];
-    g[i] = local_rate * g[i] / (std::sqrt(h[i]) + delta);
-  }
+  const Mode mode = context_->mode();
+  ApplyRule(mode, p->count(), RMSPropRule{local_rate, decay, delta}, MutableDiffOn(mode, p),
+            MutableDataOn(mode, history_[param_id].get()), nullptr);
 }
 
 REGISTER_SOLVER_CLASS(RMSProp);

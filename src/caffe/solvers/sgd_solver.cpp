@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "caffe/util/math_functions.hpp"
+#include "caffe/mode_math.hpp"
 
 namespace caffe {
 
@@ -47,20 +47,28 @@ void SGDSolver::RegularizeBeforeExchange() {
 void SGDSolver::ClipGradients() {
   const float clip = param_.clip_gradients();
   if (clip < 0) return;
+  const Mode mode = context_->mode();
   double sumsq = 0;
-  for (Blob* p : net_->learnable_params()) sumsq += p->sumsq_diff();
+  for (Blob* p : net_->learnable_params()) {
+    if (p->count() > 0) sumsq += math::dot(mode, p->count(), DiffOn(mode, *p), DiffOn(mode, *p));
+  }
   const double norm = std::sqrt(sumsq);
   if (norm > clip) {
     const float factor = static_cast<float>(clip / norm);
     LOG_IF(INFO, context_->rank() == 0) << "Gradient clipping: scaling down gradients (L2 norm "
                                         << norm << " > " << clip << ") by scale factor " << factor;
-    for (Blob* p : net_->learnable_params()) p->scale_diff(factor);
+    for (Blob* p : net_->learnable_params()) {
+      if (p->count() > 0) math::scal(mode, p->count(), factor, MutableDiffOn(mode, p));
+    }
   }
 }
 
 void SGDSolver::Normalize(int param_id) {
   if (param_.iter_size() == 1) return;
-  net_->learnable_params()[param_id]->scale_diff(1.f / param_.iter_size());
+  Blob* p = net_->learnable_params()[param_id];
+  if (p->count() == 0) return;
+  const Mode mode = context_->mode();
+  math::scal(mode, p->count(), 1.f / param_.iter_size(), MutableDiffOn(mode, p));
 }
 
 void SGDSolver::Regularize(int param_id) {
@@ -69,23 +77,26 @@ void SGDSolver::Regularize(int param_id) {
   // A blob with lr_mult 0 is never moved, so its decay term would only enter the
   // global clip norm, where ranks would disagree about it (it is not exchanged).
   if (decay == 0 || p->count() == 0 || net_->params_lr()[param_id] == 0) return;
+  const Mode mode = context_->mode();
   if (param_.regularization_type() == "L2") {
-    math::axpy(p->count(), decay, p->cpu_data(), p->mutable_cpu_diff());
+    math::axpy(mode, p->count(), decay, DataOn(mode, *p), MutableDiffOn(mode, p));
   } else {
-    float* sign = temp_[param_id]->mutable_cpu_data();
-    math::sign(p->count(), p->cpu_data(), sign);
-    math::axpy(p->count(), decay, sign, p->mutable_cpu_diff());
+    float* sign = MutableDataOn(mode, temp_[param_id].get());
+    math::sign(mode, p->count(), DataOn(mode, *p), sign);
+    math::axpy(mode, p->count(), decay, sign, MutableDiffOn(mode, p));
   }
 }
 
 void SGDSolver::ComputeUpdateValue(int param_id, float rate) {
   Blob* p = net_->learnable_params()[param_id];
   const float local_rate = rate * net_->params_lr()[param_id];
+  if (p->count() == 0) return;
+  const Mode mode = context_->mode();
   // v = momentum * v + lr * g; the step is v.
-  float* v = history_[param_id]->mutable_cpu_data();
+  float* v = MutableDataOn(mode, history_[param_id].get());
   const float momentum = momentum_in_exchange_ ? 0.f : param_.momentum();
-  math::axpby(p->count(), local_rate, p->cpu_diff(), momentum, v);
-  math::copy(p->count(), v, p->mutable_cpu_diff());
+  math::axpby(mode, p->count(), local_rate, DiffOn(mode, *p), momentum, v);
+  math::copy(mode, p->count(), v, MutableDiffOn(mode, p));
 }
 
 void SGDSolver::SnapshotSolverState(SolverState* state) {

@@ -63,6 +63,14 @@ __global__ void ScaleKernel(long long n, float alpha, const float* x, float* y) 
   }
 }
 
+// -1, 0 or +1 as the host's sign(): zero (and NaN) give 0.
+__global__ void SignKernel(long long n, const float* a, float* y) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)blockDim.x * gridDim.x) {
+    y[i] = static_cast<float>((0.f < a[i]) - (a[i] < 0.f));
+  }
+}
+
 // The binary elementwise operations share one kernel, picked by a tag type.
 struct SubOp {
   __device__ float operator()(float a, float b) const { return a - b; }
@@ -145,6 +153,11 @@ void gpu_mul(int64_t n, const float* a, const float* b, float* y) {
 
 void gpu_div(int64_t n, const float* a, const float* b, float* y) {
   BinaryKernel<DivOp><<<CudaGridBlocks(n), kCudaThreads>>>(n, a, b, y);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void gpu_sign(int64_t n, const float* a, float* y) {
+  SignKernel<<<CudaGridBlocks(n), kCudaThreads>>>(n, a, y);
   CUDA_CHECK(cudaGetLastError());
 }
 
