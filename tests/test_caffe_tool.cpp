@@ -64,6 +64,10 @@ TEST_F(CaffeToolTest, UnknownCommandAndBadFlagsAreErrors) {
   EXPECT_EQ(LastLine(out), "error: -engine: expected DEFAULT, CAFFE, DNNL or CUDNN, found 'FAST'");
   EXPECT_EQ(RunCaffe("time -model " + dir_ + "/net.prototxt -iterations 1 -engine CAFFE", &out), 0)
       << out;
+  // `caffe time` ends with the process's peak resident memory, a positive figure.
+  const size_t peak = out.find("Peak resident memory: ");
+  ASSERT_NE(peak, string::npos) << out;
+  EXPECT_GT(std::stod(out.substr(peak + 22)), 0.0) << out;
   EXPECT_EQ(RunCaffe("train -solver " + dir_ + "/missing.prototxt", &out), 1);
   EXPECT_NE(LastLine(out).find("missing.prototxt: cannot open file"), string::npos) << out;
   EXPECT_EQ(out.find("Check failure"), string::npos) << "no abort trace expected: " << out;
@@ -86,6 +90,7 @@ TEST_F(CaffeToolTest, TrainSnapshotsResumesAndTests) {
   ASSERT_EQ(RunCaffe("train -solver " + dir_ + "/solver.prototxt", &out), 0) << out;
   EXPECT_NE(out.find("Iteration 10"), string::npos) << out;
   EXPECT_NE(out.find(", loss = "), string::npos) << out;
+  EXPECT_NE(out.find("Peak resident memory: "), string::npos) << out;
   EXPECT_TRUE(FileExists(dir_ + "/snap/tiny_iter_10.solverstate"));
   EXPECT_TRUE(FileExists(dir_ + "/snap/tiny_iter_20.caffemodel"));
   ASSERT_EQ(RunCaffe("train -solver " + dir_ + "/solver.prototxt -snapshot " + dir_ +

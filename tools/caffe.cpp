@@ -1,6 +1,7 @@
 // The `caffe` command: train, test, time and device_query, with BVLC Caffe's flags.
 // Every user error ends in one `error:` line on stderr and exit status 1.
 #include <gflags/gflags.h>
+#include <sys/resource.h>
 #include <glog/logging.h>
 
 #include <chrono>
@@ -78,6 +79,14 @@ std::shared_ptr<Context> MakeContext() {
   auto context = std::make_shared<Context>();
   context->set_default_engine(ParseEngineFlag(FLAGS_engine));
   return context;
+}
+
+// This process's peak resident memory so far, in MB (the kernel's high-water mark,
+// which counts every allocation, not only blobs).
+double PeakResidentMegabytes() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;  // ru_maxrss is in KB on Linux
 }
 
 Phase ParsePhase(const string& text, Phase fallback) {
@@ -222,6 +231,7 @@ int Train() {
     }
   }
   LOG(INFO) << summary.str();
+  LOG(INFO) << "Peak resident memory: " << PeakResidentMegabytes() << " MB";
   return 0;
 }
 
@@ -329,6 +339,7 @@ int Time() {
   LOG(INFO) << "Average Backward pass: " << backward_total / iters << " ms.";
   LOG(INFO) << "Average Forward-Backward: " << (forward_total + backward_total) / iters << " ms.";
   LOG(INFO) << "Total Time: " << ms_since(total_start) << " ms.";
+  LOG(INFO) << "Peak resident memory: " << PeakResidentMegabytes() << " MB";
   return 0;
 }
 
