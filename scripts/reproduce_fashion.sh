@@ -15,7 +15,7 @@
 #
 # Runs (batch 64 per rank; seeds set both random_seed and sync_param.seed):
 #   at 4 ranks: DENSE, FIXED_THRESHOLD, IWP (global threshold, layer_wise: false),
-#               IWP (layer-wise), TOPK_ALLGATHER, RANDOMK
+#               IWP (layer-wise), TOPK_ALLGATHER, RANDOMK, SCALECOM, POWERSGD (rank 2)
 #   at 2 and 8 ranks: IWP (layer-wise) and TOPK_ALLGATHER
 # Every run sees the same number of images whatever N is: the iteration count is
 # given for 4 ranks and scaled by 4/N (so a run costs about the same CPU time at any
@@ -55,7 +55,7 @@
 # command line. Narrower runs: MODELS="lenet_fashion" (default both nets),
 # RANK_SWEEP="" (skip the 2- and 8-rank rows; default "2 8"), VMR_EXPONENTS="",
 # METHODS="DENSE IWP" (a subset of DENSE FIXED_THRESHOLD IWP_GLOBAL IWP TOPK_ALLGATHER
-# RANDOMK; IWP is layer-wise IWP and also gates the vmr_exponent rows).
+# RANDOMK SCALECOM POWERSGD; IWP is layer-wise IWP and also gates the vmr_exponent rows).
 #
 # Finished runs are kept in results/fashion/runs/ and not run again while their
 # solver file is unchanged, so an interrupted full run resumes where it stopped
@@ -111,7 +111,7 @@ else
   read -r -a sweep_ranks <<< "${RANK_SWEEP-2 8}"
   read -r -a vmr_exponents <<< "${VMR_EXPONENTS-}"
 fi
-all_methods="DENSE FIXED_THRESHOLD IWP_GLOBAL IWP TOPK_ALLGATHER RANDOMK"
+all_methods="DENSE FIXED_THRESHOLD IWP_GLOBAL IWP TOPK_ALLGATHER RANDOMK SCALECOM POWERSGD"
 read -r -a methods <<< "${METHODS:-$all_methods}"
 [[ $mode == quick ]] && read -r -a methods <<< "$all_methods"
 for m in "${methods[@]}"; do
@@ -164,6 +164,9 @@ solver_for() {
   [[ $method == IWP ]] && sync+=" layer_wise: $layer_wise"
   [[ -n $vmr ]] && sync+=" vmr_exponent: $vmr"
   [[ $method == FIXED_THRESHOLD ]] && sync+=" fixed_threshold: $(threshold_of "$model")"
+  # PowerSGD's budget is its rank (rank 2 sends about as many values as IWP at 1/80 on
+  # LeNet); the density settings above only time its dense warm-up.
+  [[ $method == POWERSGD ]] && sync+=" powersgd_rank: 2"
   python3 scripts/make_solver.py "models/$model/solver_dense.prototxt" "$solver" \
     "max_iter=$iters" "test_iter=$test_iter" "test_interval=$test_interval" \
     "test_initialization=false" "display=$display" "snapshot=0" "snapshot_after_train=false" \
@@ -238,6 +241,8 @@ for model in "${models[@]}"; do
     if wanted IWP; then run "$model" IWP "IWP (layer-wise)" true "$main_ranks" "$seed" "$iters"; fi
     if wanted TOPK_ALLGATHER; then run "$model" TOPK_ALLGATHER TOPK_ALLGATHER true "$main_ranks" "$seed" "$iters"; fi
     if wanted RANDOMK; then run "$model" RANDOMK RANDOMK true "$main_ranks" "$seed" "$iters"; fi
+    if wanted SCALECOM; then run "$model" SCALECOM SCALECOM true "$main_ranks" "$seed" "$iters"; fi
+    if wanted POWERSGD; then run "$model" POWERSGD "POWERSGD rank 2" true "$main_ranks" "$seed" "$iters"; fi
     if wanted IWP; then
       for vmr in "${vmr_exponents[@]}"; do
         run "$model" IWP "IWP (layer-wise) vmr_exponent $vmr" true "$main_ranks" "$seed" "$iters" "$vmr"

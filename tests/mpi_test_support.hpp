@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,25 @@ inline int RankFromEnvironment() {
     if (const char* value = std::getenv(name)) return std::atoi(value);
   }
   return 0;
+}
+
+// ---- checks across ranks ----
+
+// Rank 0's copy of `data` equals this rank's, bit for bit, on every rank.
+inline bool SameOnAllRanks(const float* data, int64_t n) {
+  std::vector<float> root(data, data + n);
+  g_comm->Broadcast(root.data(), n * 4, 0);
+  const bool same = std::memcmp(root.data(), data, n * 4) == 0;
+  return !g_comm->AnyTrue(!same);
+}
+
+// The sum over ranks in double precision, through MPI directly: the property under
+// test must not be blurred by float rounding of the check itself.
+inline std::vector<double> SumOverRanks(const std::vector<double>& local) {
+  std::vector<double> out(local.size());
+  MPI_Allreduce(local.data(), out.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_SUM,
+                MPI_COMM_WORLD);
+  return out;
 }
 
 // What non-zero ranks print instead of gtest's report: their failures, tagged.

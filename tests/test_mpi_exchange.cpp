@@ -11,9 +11,12 @@
 #include "caffe/data/db.hpp"
 #include "caffe/solver.hpp"
 #include "caffe/sync/dense_exchange.hpp"
+#include "caffe/sync/half_precision.hpp"
 #include "caffe/sync/iwp_exchange.hpp"
 #include "caffe/sync/residual_exchange.hpp"
+#include "caffe/sync/scalecom_exchange.hpp"
 #include "caffe/sync/shared_random.hpp"
+#include "caffe/sync/top_k.hpp"
 #include "caffe/util/io.hpp"
 #include "mpi_test_support.hpp"
 #include "test_util.hpp"
@@ -22,6 +25,8 @@ namespace caffe {
 namespace {
 
 using mpi_test::g_comm;
+using mpi_test::SameOnAllRanks;
+using mpi_test::SumOverRanks;
 
 // Parameter blobs of assorted sizes: two large (sparse) ones and two small (dense).
 struct FakeParams {
@@ -53,23 +58,6 @@ SyncParameter MakeSync(SyncParameter::Method method, const string& extra = "") {
   if (!p.has_density()) p.set_density(0.05f);
   if (!p.has_min_layer_size()) p.set_min_layer_size(1000);
   return p;
-}
-
-// Rank 0's copy of `data` equals this rank's, bit for bit.
-bool SameOnAllRanks(const float* data, int64_t n) {
-  vector<float> root(data, data + n);
-  g_comm->Broadcast(root.data(), n * 4, 0);
-  const bool same = std::memcmp(root.data(), data, n * 4) == 0;
-  return !g_comm->AnyTrue(!same);
-}
-
-vector<double> SumOverRanks(const vector<double>& local) {
-  // Sum in double precision via MPI directly: the property under test must not be
-  // blurred by float rounding of the check itself.
-  vector<double> out(local.size());
-  MPI_Allreduce(local.data(), out.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_SUM,
-                MPI_COMM_WORLD);
-  return out;
 }
 
 class ExchangeMethodTest : public ::testing::TestWithParam<std::tuple<SyncParameter::Method, string>> {};
@@ -127,10 +115,16 @@ TEST_P(ExchangeMethodTest, ConservesEveryCoordinateAndAppliesTheSameGradientEver
   if (sync.max_relative_step() > 0) {
     EXPECT_GT(exchange->stats().total_capped(), 0) << "the rate limit must bite, or the case proves nothing";
   }
+  // DENSE with FP16 keeps what the wire's roundings took in its carry.
+  auto* dense_exchange = dynamic_cast<DenseExchange*>(exchange.get());
+  const bool half = sync.value_encoding() == SyncParameter::FP16;
   for (size_t b = 0; b < params.ptrs.size(); ++b) {
     vector<double> resid(params.ptrs[b]->count(), 0);
     if (residual_exchange) {
       for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) resid[i] = residual_exchange->residual(b)[i];
+    }
+    if (dense_exchange && half) {
+      for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) resid[i] = dense_exchange->carry(b)[i];
     }
     const vector<double> total_local = SumOverRanks(local[b]);
     const vector<double> total_resid = SumOverRanks(resid);
@@ -140,11 +134,17 @@ TEST_P(ExchangeMethodTest, ConservesEveryCoordinateAndAppliesTheSameGradientEver
           << "blob " << b << " coordinate " << i;
     }
   }
-  // A sparse method really held something back (else the test proves nothing).
+  // A sparse method really held something back (else the test proves nothing), and
+  // so did the roundings of FP16.
   if (method != SyncParameter::DENSE) {
     double held = 0;
     for (size_t b = 0; b < 2; ++b)
       for (float v : residual_exchange->residual(b)) held += std::fabs(v);
+    EXPECT_GT(held, 0);
+  } else if (half) {
+    double held = 0;
+    for (size_t b = 0; b < params.ptrs.size(); ++b)
+      for (float v : dense_exchange->carry(b)) held += std::fabs(v);
     EXPECT_GT(held, 0);
   }
 }
@@ -169,7 +169,15 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(SyncParameter::IWP, string("warmup_iter: 5 density_schedule: 0.5 density_schedule_iter: 5")),
                       std::make_tuple(SyncParameter::FIXED_THRESHOLD, string("fixed_threshold: 3")),
                       std::make_tuple(SyncParameter::TOPK_ALLGATHER, string()),
-                      std::make_tuple(SyncParameter::RANDOMK, string())));
+                      std::make_tuple(SyncParameter::RANDOMK, string()),
+                      std::make_tuple(SyncParameter::SCALECOM, string()),
+                      std::make_tuple(SyncParameter::SCALECOM, string("scalecom_beta: 1 momentum_correction: true clip_norm: 20")),
+                      std::make_tuple(SyncParameter::SCALECOM, string("max_relative_step: 0.5 warmup_iter: 3")),
+                      std::make_tuple(SyncParameter::DENSE, string("value_encoding: FP16")),
+                      std::make_tuple(SyncParameter::IWP, string("value_encoding: FP16 stochastic_fraction: 0.1")),
+                      std::make_tuple(SyncParameter::IWP, string("value_encoding: FP16 max_relative_step: 0.5")),
+                      std::make_tuple(SyncParameter::RANDOMK, string("value_encoding: FP16 warmup_iter: 3")),
+                      std::make_tuple(SyncParameter::SCALECOM, string("value_encoding: FP16 momentum_correction: true"))));
 
 TEST(IwpExchangeTest, LeadersAgreeAndAreUniform) {
   auto exchange = CreateGradientExchange(MakeSync(SyncParameter::IWP), g_comm);
@@ -350,7 +358,9 @@ TEST(ExchangeNonFiniteTest, OneRanksNaNIsAnErrorOnEveryRank) {
       {SyncParameter::IWP, ""},
       {SyncParameter::IWP, "leader: PER_LAYER"},
       {SyncParameter::RANDOMK, ""},
-      {SyncParameter::TOPK_ALLGATHER, ""}};
+      {SyncParameter::TOPK_ALLGATHER, ""},
+      {SyncParameter::SCALECOM, ""},
+      {SyncParameter::POWERSGD, ""}};
   for (const auto& [method, extra] : methods) {
     // Once with the bad rank leading the step and once with another rank leading.
     for (int want_bad_leader : {1, 0}) {
@@ -473,6 +483,195 @@ TEST(ExchangeBytesTest, CountersMatchTheFormulas) {
     const double expected = ring * 4 * iwp->stats().total_sent() + (forwards ? 8 + message : 0);
     EXPECT_TRUE(within(iwp->stats().total_bytes(), expected)) << iwp->stats().total_bytes() << " vs " << expected;
   }
+  {
+    // FP16 values: half the bytes of the same all-reduce.
+    auto dense = CreateGradientExchange(MakeSync(SyncParameter::DENSE, "value_encoding: FP16"), g_comm);
+    params.SetGradients(me, 0);
+    dense->Exchange(0, params.ptrs);
+    EXPECT_TRUE(within(dense->stats().total_bytes(), ring * 2 * total)) << dense->stats().total_bytes();
+    auto randomk = CreateGradientExchange(MakeSync(SyncParameter::RANDOMK, "value_encoding: FP16"), g_comm);
+    params.SetGradients(me, 0);
+    randomk->Exchange(0, params.ptrs);
+    EXPECT_TRUE(within(randomk->stats().total_bytes(), ring * 2 * randomk->stats().total_sent()))
+        << randomk->stats().total_bytes();
+  }
+  {
+    // SCALECOM: IWP's message and all-reduce, from the cyclic leader.
+    auto scalecom = CreateGradientExchange(MakeSync(SyncParameter::SCALECOM), g_comm);
+    params.SetGradients(me, 2);
+    scalecom->Exchange(2, params.ptrs);
+    const auto& blobs = scalecom->stats().last_step_blobs();
+    const int leader = blobs[0].leader;
+    EXPECT_EQ(leader, ScaleComExchange::LeaderAt(1, 2, n));
+    int64_t message = 0;
+    for (const BlobSelection& blob : blobs) message += blob.index_bytes;
+    EXPECT_GT(message, 0);
+    const bool forwards = me != (leader + n - 1) % n;
+    const double expected = ring * 4 * scalecom->stats().total_sent() + (forwards ? 8 + message : 0);
+    EXPECT_TRUE(within(scalecom->stats().total_bytes(), expected))
+        << scalecom->stats().total_bytes() << " vs " << expected;
+  }
+}
+
+// The half-precision ring: the same bits on every rank, every result a half, the
+// roundings accounted for exactly (result + sum of the ranks' rounding errors = sum
+// of the inputs), close to the float sum, half the bytes; values beyond half's range
+// saturate and their excess is in the errors. Pieces smaller than a chunk included.
+TEST(HalfPrecisionAllReduceTest, SumsInHalfAndAccountsForEveryRounding) {
+  const int n = g_comm->size(), me = g_comm->rank();
+  const int64_t original = g_comm->max_count_per_call();
+  for (int64_t max_count : {original, int64_t{7}}) {
+    g_comm->set_max_count_per_call(max_count);
+    const int64_t count = 1001;
+    vector<float> data(count), errors(count, 0.f);
+    std::mt19937_64 rng(40 + me);
+    std::normal_distribution<float> dist(0, 1);
+    for (int64_t i = 0; i < count; ++i) data[i] = dist(rng) * (i % 10 == 0 ? 1e-4f : 1.f);
+    data[3] = 50000.f;  // the sum over ranks leaves half's range
+    data[4] = 1e-7f;    // a subnormal half
+    const vector<float> input = data;
+    const int64_t before = g_comm->stats().total_bytes_sent();
+    g_comm->AllReduceSumHalf(data.data(), count, errors.data());
+    EXPECT_EQ(g_comm->stats().total_bytes_sent() - before,
+              MpiCommunicator::RingAllReduceBytesSent(count, n, me) / 2);
+    ASSERT_TRUE(SameOnAllRanks(data.data(), count));
+    vector<double> local(count), magnitude(count), error(count);
+    for (int64_t i = 0; i < count; ++i) {
+      EXPECT_EQ(data[i], RoundToHalf(data[i])) << i;
+      local[i] = input[i];
+      magnitude[i] = std::fabs(input[i]);
+      error[i] = errors[i];
+    }
+    const vector<double> sum = SumOverRanks(local), error_sum = SumOverRanks(error);
+    const vector<double> bound = SumOverRanks(magnitude);
+    for (int64_t i = 0; i < count; ++i) {
+      ASSERT_NEAR(data[i] + error_sum[i], sum[i], 1e-6 * std::max(1.0, bound[i])) << i;
+      // N roundings (the partial sums and the result), each within half a spacing,
+      // 2^-11 of a value at most the sum of the inputs' magnitudes (or a subnormal's).
+      if (i != 3) ASSERT_NEAR(data[i], sum[i], n * (std::ldexp(1.0, -11) * bound[i] + std::ldexp(1.0, -25))) << i;
+    }
+    EXPECT_EQ(data[3], kLargestHalf);
+  }
+  g_comm->set_max_count_per_call(original);
+}
+
+// The state the new methods keep besides the residuals (SCALECOM's filter, DENSE's
+// FP16 carry) comes back from a snapshot: saving after step 3 and restoring into a
+// fresh exchange replays steps 4-7 bit for bit.
+TEST(ExchangeResumeTest, FilterAndCarryComeBackExactly) {
+  for (const auto& [method, extra] : vector<std::pair<SyncParameter::Method, string>>{
+           {SyncParameter::SCALECOM, ""},
+           {SyncParameter::SCALECOM, "value_encoding: FP16 max_relative_step: 0.5"},
+           {SyncParameter::DENSE, "value_encoding: FP16"}}) {
+    const SyncParameter sync = MakeSync(method, extra);
+    auto first = CreateGradientExchange(sync, g_comm);
+    FakeParams params;
+    std::string state;
+    vector<vector<float>> diffs;
+    for (int t = 0; t < 8; ++t) {
+      if (t == 4) state = first->SaveState();
+      params.SetGradients(g_comm->rank(), t);
+      first->set_step_rates(vector<float>(params.ptrs.size(), 1.f));
+      first->Exchange(t, params.ptrs);
+      if (t >= 4) {
+        for (Blob* b : params.ptrs) diffs.emplace_back(b->cpu_diff(), b->cpu_diff() + b->count());
+      }
+    }
+    EXPECT_FALSE(state.empty()) << extra;
+    auto second = CreateGradientExchange(sync, g_comm);
+    second->set_param_sizes({5000, 3000, 40, 700});
+    second->RestoreState(state);
+    size_t at = 0;
+    for (int t = 4; t < 8; ++t) {
+      params.SetGradients(g_comm->rank(), t);
+      second->set_step_rates(vector<float>(params.ptrs.size(), 1.f));
+      second->Exchange(t, params.ptrs);
+      for (Blob* b : params.ptrs) {
+        ASSERT_EQ(0, std::memcmp(diffs[at++].data(), b->cpu_diff(), b->count() * sizeof(float)))
+            << SyncParameter::Method_Name(method) << " " << extra << " step " << t;
+      }
+    }
+  }
+}
+
+// SCALECOM's leader takes every rank in turn: N consecutive steps see every rank
+// lead once, whatever the seed and the starting step, and the exchange follows it.
+TEST(ScaleComExchangeTest, TheLeaderCyclesThroughEveryRank) {
+  const int n = g_comm->size();
+  for (uint64_t seed : {1ull, 7ull, 12345ull}) {
+    for (int64_t start : {0, 5, 1001}) {
+      vector<int> led(n, 0);
+      for (int64_t t = start; t < start + n; ++t) {
+        const int leader = ScaleComExchange::LeaderAt(seed, t, n);
+        ASSERT_GE(leader, 0);
+        ASSERT_LT(leader, n);
+        ++led[leader];
+        EXPECT_EQ(ScaleComExchange::LeaderAt(seed, t + 1, n), (leader + 1) % n);
+      }
+      for (int r = 0; r < n; ++r) EXPECT_EQ(led[r], 1) << "rank " << r << " seed " << seed;
+    }
+  }
+  auto exchange = CreateGradientExchange(MakeSync(SyncParameter::SCALECOM, "seed: 3"), g_comm);
+  FakeParams params;
+  for (int t = 0; t < 2 * n; ++t) {
+    params.SetGradients(g_comm->rank(), t);
+    exchange->Exchange(t, params.ptrs);
+    EXPECT_EQ(exchange->stats().last_step_blobs()[0].leader, ScaleComExchange::LeaderAt(3, t, n));
+  }
+}
+
+// The leader picks each blob's top-k of its low-pass filtered residual
+// f = (1 - beta) f + beta v, not of v: tracked here on every rank by hand, the sent
+// coordinates are the leader's top-k of |f| at every step, f and v match the hand
+// computation, and the two rankings differ at some step (else the case
+// would prove nothing).
+TEST(ScaleComExchangeTest, TheLeaderPicksTheTopOfItsFilteredResidual) {
+  const int n_ranks = g_comm->size();
+  const float beta = 0.3f;
+  auto exchange = CreateGradientExchange(
+      MakeSync(SyncParameter::SCALECOM, "seed: 2 density: 0.01 min_layer_size: 10 scalecom_beta: 0.3"), g_comm);
+  const auto* scalecom = dynamic_cast<const ScaleComExchange*>(exchange.get());
+  ASSERT_NE(scalecom, nullptr);
+  const int64_t n = 3000, k = 30;
+  Blob blob(vector<int64_t>{n});
+  FillUniform(&blob, -1, 1, 9);
+  vector<Blob*> params = {&blob};
+  vector<float> v(n, 0.f), f(n, 0.f);
+  bool rankings_differ = false;
+  std::mt19937_64 rng(77 + g_comm->rank());
+  std::normal_distribution<float> dist(0, 1);
+  for (int t = 0; t < 20; ++t) {
+    float* g = blob.mutable_cpu_diff();
+    for (int64_t i = 0; i < n; ++i) g[i] = dist(rng) * (i % 7 == 0 ? 3.f : 1.f);
+    vector<float> abs_v(n), abs_f(n);
+    for (int64_t i = 0; i < n; ++i) {
+      v[i] += g[i];
+      f[i] = (1.f - beta) * f[i] + beta * v[i];
+      abs_v[i] = std::fabs(v[i]);
+      abs_f[i] = std::fabs(f[i]);
+    }
+    vector<int32_t> top_f = TopKIndices(abs_f.data(), n, k);
+    vector<int32_t> top_v = TopKIndices(abs_v.data(), n, k);
+    exchange->Exchange(t, params);
+    const int leader = ScaleComExchange::LeaderAt(2, t, n_ranks);
+    ASSERT_EQ(static_cast<int64_t>(top_f.size()), k);
+    g_comm->Broadcast(top_f.data(), k * sizeof(int32_t), leader);
+    g_comm->Broadcast(top_v.data(), k * sizeof(int32_t), leader);
+    vector<int32_t> sent;
+    for (int64_t i = 0; i < n; ++i) {
+      if (blob.cpu_diff()[i] != 0.f) sent.push_back(static_cast<int32_t>(i));
+    }
+    ASSERT_EQ(sent, top_f) << "step " << t;
+    rankings_differ |= top_f != top_v;
+    for (int32_t i : sent) v[i] = f[i] = 0.f;
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(scalecom->residual(0)[i], v[i]) << "step " << t << " coordinate " << i;
+      // (The compiler may fuse the filter's multiply-add in one place and not the other.)
+      ASSERT_NEAR(scalecom->filtered(0)[i], f[i], 1e-5f * (1.f + std::fabs(f[i])))
+          << "step " << t << " coordinate " << i;
+    }
+  }
+  EXPECT_TRUE(rankings_differ);
 }
 
 // ---- training: N ranks with DENSE equal one rank with N times the batch ----

@@ -30,15 +30,21 @@ class BucketReducer {
 
 class HostBucketReducer : public BucketReducer {
  public:
-  // `comm` and `stats` belong to the exchange and outlive the reducer.
-  HostBucketReducer(Communicator* comm, ExchangeStats* stats) : comm_(comm), stats_(stats) {}
+  // `comm` and `stats` belong to the exchange and outlive the reducer. With `carry`
+  // (one vector per parameter, of its size) the values travel in half precision: each
+  // gradient goes with the carry added, and the carry becomes what the wire's
+  // roundings took off this rank's values (SyncParameter.value_encoding FP16).
+  HostBucketReducer(Communicator* comm, ExchangeStats* stats,
+                    std::vector<std::vector<float>>* carry = nullptr)
+      : comm_(comm), stats_(stats), carry_(carry) {}
   void Start(const Bucket& bucket, const std::vector<Blob*>& params) override;
   void Finish() override {}
 
  private:
   Communicator* comm_;
   ExchangeStats* stats_;
-  std::vector<float> buffer_;
+  std::vector<std::vector<float>>* carry_;
+  std::vector<float> buffer_, rounding_;
 };
 
 // The reducer on device buffers over `device` (a communicator whose memory() is

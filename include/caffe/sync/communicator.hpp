@@ -51,6 +51,14 @@ class Communicator {
   // In-place sum over all ranks. Ring algorithm (reduce-scatter, then all-gather):
   // each rank sends 2 (N-1)/N of the buffer.
   virtual void AllReduceSum(float* data, int64_t count) = 0;
+  // The same sum with the values on the wire in half precision (half_precision.hpp):
+  // each partial sum a rank forwards, and the finished sum of the chunk it owns, is
+  // rounded to half, and what a rounding removed is added to this rank's
+  // rounding_error[i] (count floats). On return `data` holds the sum, the same bits
+  // on every rank, and (the sum) + (rounding_error summed over ranks) = (the sum of
+  // the inputs) up to float arithmetic. Half the bytes of AllReduceSum. Backends
+  // without it (NCCL) throw caffe::Error.
+  virtual void AllReduceSumHalf(float* data, int64_t count, float* rounding_error);
   // root's buffer is copied to every rank.
   virtual void Broadcast(void* data, int64_t bytes, int root) = 0;
   // Fixed size: every rank contributes `count` floats; `out` holds size() * count,

@@ -8,10 +8,17 @@
 // of backward (DeviceBucketReducer, NCCL on its own stream); on the host the
 // reduction is synchronous and the early start changes the order of work only, not
 // the result: the buckets and their sums are the same either way.
+//
+// value_encoding FP16 (Horovod's fp16 compression, with error feedback): the buckets
+// travel in half precision over the host communicator, and what the roundings take
+// off this rank's values (the carry) goes with its next step's gradients, so nothing
+// is lost: N x (sum of applied) + (sum of carries) = (sum of local gradients). The
+// carry is saved in snapshots (SaveState), so resume stays exact.
 #ifndef CAFFE_SYNC_DENSE_EXCHANGE_HPP_
 #define CAFFE_SYNC_DENSE_EXCHANGE_HPP_
 
 #include <memory>
+#include <string>
 
 #include "caffe/sync/bucket_plan.hpp"
 #include "caffe/sync/bucket_reducer.hpp"
@@ -26,6 +33,10 @@ class DenseExchange : public GradientExchange {
   void OnLayerBackward(int layer) override;
   void Exchange(int iter, const vector<Blob*>& params) override;
   const char* method_name() const override { return "DENSE"; }
+  std::string SaveState() const override;
+  void RestoreState(const std::string& state) override;
+  // FP16: what waits of parameter b's gradient (tests).
+  const vector<float>& carry(size_t b) const { return carry_[b]; }
 
   const BucketPlan& plan() const { return plan_; }
   // Buckets started before backward finished, over all steps (the overlap).
@@ -43,6 +54,8 @@ class DenseExchange : public GradientExchange {
   int started_ = 0;
   int64_t bytes_before_ = 0;
   int64_t buckets_started_early_ = 0;
+  // FP16 only: per parameter, what the roundings took off this rank's values.
+  vector<vector<float>> carry_;
 };
 
 }  // namespace caffe

@@ -35,6 +35,8 @@ class HostResidualKernels : public ResidualKernels {
                         const float* local) override;
   void RecordKnownImportance(size_t b, const ResidualSelection& selection, const Blob& param,
                              float epsilon, bool divide_by_weight) override;
+  void AddSelected(size_t b, const ResidualSelection& selection, const float* values) override;
+  void Subtract(size_t b, const float* values) override;
 
   int64_t SelectLargest(size_t b, int64_t k, int32_t* indices) override;
   void Gather(size_t b, const int32_t* indices, int64_t count, float* values) override;

@@ -52,6 +52,8 @@ class MpiCommunicator : public Communicator {
   BufferMemory memory() const override { return BufferMemory::HOST; }
 
   void AllReduceSum(float* data, int64_t count) override;
+  // Always our ring (MPI has no half-precision sum), whatever the algorithm setting.
+  void AllReduceSumHalf(float* data, int64_t count, float* rounding_error) override;
   void Broadcast(void* data, int64_t bytes, int root) override;
   void AllGather(const float* in, int64_t count, float* out) override;
   void AllGatherBytes(const void* in, int64_t bytes, void* out) override;
@@ -76,7 +78,14 @@ class MpiCommunicator : public Communicator {
   static int64_t RingAllReduceBytesSent(int64_t count, int size, int rank);
 
  private:
+  // Both rings cut every chunk into RingPieces(count) pieces of at most
+  // max_count_per_call_ elements (RingPieceCapacity); RingPiece is piece j of a chunk.
+  int64_t RingPieces(int64_t count) const;
+  int64_t RingPieceCapacity(int64_t count, int64_t pieces) const;
+  static void RingPiece(int64_t count, int size, int64_t pieces, int chunk, int64_t j,
+                        int64_t* begin, int* length);
   void RingAllReduce(float* data, int64_t count);
+  void RingAllReduceHalf(float* data, int64_t count, float* rounding_error);
   void NativeAllReduce(float* data, int64_t count);
   // Fixed-size gather of `count` elements of `type` (elem_size bytes) per rank.
   void GatherBlocks(const void* in, int64_t count, MPI_Datatype type, size_t elem_size,
@@ -97,6 +106,8 @@ class MpiCommunicator : public Communicator {
   AllReduceAlgorithm algorithm_ = RING_P2P;
   int64_t max_count_per_call_ = INT_MAX;
   std::vector<float> scratch_;  // ring reduce-scatter receive buffer
+  // The half-precision ring's wire copy of the buffer and its receive buffer.
+  std::vector<uint16_t> half_wire_, half_scratch_;
 };
 
 }  // namespace caffe

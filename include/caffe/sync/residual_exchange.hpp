@@ -98,6 +98,14 @@ class ResidualExchange : public GradientExchange {
   virtual std::string SaveMethodState() const { return {}; }
   virtual void RestoreMethodState(const std::string& state) {}
 
+  // Decides which blobs travel whole (set_dense_blobs) and logs the plan on rank 0,
+  // once, at the first step. By default the density budget's plan (see the file
+  // comment); a method with another notion of what is worth compressing replaces it.
+  virtual void PlanBudget(const vector<Blob*>& params);
+  void set_dense_blobs(vector<bool> dense) { dense_blob_ = std::move(dense); }
+  // Whether coordinates wait one by one, so that their ages mean something (logs, CSV).
+  virtual bool TracksAges() const { return true; }
+
   // Whether this method's ExchangeSparse works on device residuals (it then touches
   // them only through ReduceSelected and residual_kernels()).
   virtual bool SupportsDeviceResiduals() const { return false; }
@@ -126,8 +134,6 @@ class ResidualExchange : public GradientExchange {
   // The state as SaveState writes it: a restored one not yet handed to the kernels, or
   // the kernels' (empty before the first step).
   const ResidualState& HostState() const;
-  // Decides dense_blob_ for the target density and logs the plan (rank 0).
-  void PlanBudget(const vector<Blob*>& params);
   // The rate the solver applies to blob b's diff this step, with the solver's momentum
   // gain when it applies the momentum (the rate limit's scale).
   double StepRate(size_t b) const;
@@ -161,6 +167,9 @@ class ResidualExchange : public GradientExchange {
   int64_t SumResidualsForProbe(const vector<Blob*>& params);
   void RecordCapture(const vector<Blob*>& params);
   vector<float> probe_summed_;
+  // What this rank's roundings took off the values of the last FP16 all-reduce, and
+  // its sent values less that (the rate limit's shares).
+  vector<float> rounding_, travelled_;
   int current_iter_ = 0;
   // Host copies of device values for an all-reduce without a device communicator,
   // and the device copy of a message for a broadcast with one.

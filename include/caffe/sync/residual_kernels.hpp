@@ -123,6 +123,13 @@ class ResidualKernels {
   virtual void RecordKnownImportance(size_t b, const ResidualSelection& selection,
                                      const Blob& param, float epsilon, bool divide_by_weight) = 0;
 
+  // v of blob b += values at its selection of the last gather (what the wire's
+  // rounding removed from the values sent: SyncParameter.value_encoding FP16).
+  virtual void AddSelected(size_t b, const ResidualSelection& selection, const float* values) = 0;
+  // v of blob b -= values (count(b) values in kernel memory): what a method applied
+  // from v in a form of its own (POWERSGD's low-rank approximation).
+  virtual void Subtract(size_t b, const float* values) = 0;
+
   // ---- Index lists in kernel memory (TOPK_ALLGATHER)
 
   // The indices of blob b's k largest |v|, ascending, ties to the lower index (the set

@@ -7,6 +7,7 @@
 #include <glog/logging.h>
 
 #include "caffe/sync/local_communicator.hpp"
+#include "caffe/util/error.hpp"
 #ifdef USE_MPI
 #include "caffe/sync/mpi_communicator.hpp"
 #endif
@@ -23,6 +24,11 @@ double CommStats::total_seconds() const {
   double total = 0;
   for (const auto& [op, entry] : by_op) total += entry.seconds;
   return total;
+}
+
+void Communicator::AllReduceSumHalf(float*, int64_t, float*) {
+  ErrorBuilder() << "sync_param.value_encoding: FP16 is not available over the " << backend()
+                 << " communicator (it needs the MPI path: host buffers)";
 }
 
 namespace {

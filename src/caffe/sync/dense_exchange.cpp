@@ -1,9 +1,11 @@
 #include "caffe/sync/dense_exchange.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include <glog/logging.h>
 
+#include "caffe/sync/state_codec.hpp"
 #include "caffe/util/error.hpp"
 
 namespace caffe {
@@ -17,12 +19,68 @@ void DenseExchange::Prepare(const vector<Blob*>& params) {
     const bool ready_known = param_ready_layers_.size() == sizes.size();
     plan_ = BucketPlan(sizes, ready_known ? param_ready_layers_ : vector<int>(), capacity);
   }
+  const bool half = param_.value_encoding() == SyncParameter::FP16;
+  if (half) {
+    if (carry_.empty()) {
+      for (int64_t n : sizes) carry_.emplace_back(n, 0.f);
+    }
+    CAFFE_REQUIRE(carry_.size() == sizes.size())
+        << "sync state (DENSE, FP16) holds " << carry_.size() << " blobs, this net exchanges "
+        << sizes.size();
+    for (size_t b = 0; b < sizes.size(); ++b) {
+      CAFFE_REQUIRE(static_cast<int64_t>(carry_[b].size()) == sizes[b])
+          << "sync state (DENSE, FP16) blob " << b << " holds " << carry_[b].size()
+          << " values, the net's has " << sizes[b];
+    }
+  }
   if (!reducer_) {
-    if (gpu_mode_ && device_comm_) {
+    // Half-precision values go over the host path only.
+    if (gpu_mode_ && device_comm_ && !half) {
       reducer_ = CreateDeviceBucketReducer(device_comm_.get(), comm_.get(), &stats_);
     }
-    if (!reducer_) reducer_ = std::make_unique<HostBucketReducer>(comm_.get(), &stats_);
+    if (!reducer_) {
+      reducer_ = std::make_unique<HostBucketReducer>(comm_.get(), &stats_, half ? &carry_ : nullptr);
+    }
   }
+}
+
+namespace {
+constexpr uint32_t kDenseStateMagic = 0x31364644;  // "DF16"
+}  // namespace
+
+std::string DenseExchange::SaveState() const {
+  if (carry_.empty()) return {};
+  std::string out;
+  const uint32_t magic = kDenseStateMagic;
+  out.append(reinterpret_cast<const char*>(&magic), 4);
+  AppendFloatArrays(carry_, &out);
+  return out;
+}
+
+void DenseExchange::RestoreState(const std::string& state) {
+  carry_.clear();
+  if (state.empty()) return;
+  uint32_t magic = 0;
+  CAFFE_REQUIRE(state.size() >= 4) << "sync state (DENSE) is truncated (" << state.size() << " bytes)";
+  std::memcpy(&magic, state.data(), 4);
+  CAFFE_REQUIRE(magic == kDenseStateMagic) << "not a DENSE sync state (bad magic)";
+  size_t pos = 4;
+  vector<vector<float>> carry = ReadFloatArrays(state, &pos, "sync state (DENSE)");
+  CAFFE_REQUIRE(pos == state.size()) << "sync state (DENSE) has trailing bytes";
+  // A state of another net is caught here, naming the file, rather than at the first step.
+  CAFFE_REQUIRE(param_sizes_.empty() || carry.size() == param_sizes_.size())
+      << "sync state holds " << carry.size() << " blob(s), this net exchanges " << param_sizes_.size();
+  for (size_t b = 0; b < carry.size() && !param_sizes_.empty(); ++b) {
+    CAFFE_REQUIRE(static_cast<int64_t>(carry[b].size()) == param_sizes_[b])
+        << "sync state blob " << b << " holds " << carry[b].size() << " values, the net's has "
+        << param_sizes_[b];
+  }
+  if (param_.value_encoding() != SyncParameter::FP16) {
+    LOG(WARNING) << "sync state holds DENSE's FP16 carry, but value_encoding is FP32 now: it is "
+                    "dropped";
+    return;
+  }
+  carry_ = std::move(carry);
 }
 
 void DenseExchange::BeginBackward(int iter, const vector<Blob*>& params) {

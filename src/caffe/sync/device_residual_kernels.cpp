@@ -204,6 +204,22 @@ void DeviceResidualKernels::RecordKnownImportance(size_t b, const ResidualSelect
   host_behind_ = true;
 }
 
+void DeviceResidualKernels::AddSelected(size_t b, const ResidualSelection& selection,
+                                        const float* values) {
+  float* v = residual_[b].as<float>();
+  if (selection.all) {
+    math::gpu_axpy(count(b), 1.f, values, v);
+  } else {
+    DeviceScatterAdd(values, SelectedIndices(b), static_cast<int64_t>(selection.indices.size()), 1.f, v);
+  }
+  host_behind_ = true;
+}
+
+void DeviceResidualKernels::Subtract(size_t b, const float* values) {
+  math::gpu_axpy(count(b), -1.f, values, residual_[b].as<float>());
+  host_behind_ = true;
+}
+
 int64_t DeviceResidualKernels::SelectLargest(size_t b, int64_t k, int32_t* indices) {
   const int64_t n = count(b);
   magnitude_.Reserve(n * sizeof(float));

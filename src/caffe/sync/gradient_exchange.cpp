@@ -5,7 +5,9 @@
 
 #include "caffe/sync/dense_exchange.hpp"
 #include "caffe/sync/iwp_exchange.hpp"
+#include "caffe/sync/powersgd_exchange.hpp"
 #include "caffe/sync/randomk_exchange.hpp"
+#include "caffe/sync/scalecom_exchange.hpp"
 #include "caffe/sync/topk_allgather_exchange.hpp"
 
 namespace caffe {
@@ -147,6 +149,25 @@ void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
   CAFFE_REQUIRE(p.min_layer_size() >= 0) << where << "min_layer_size must not be negative";
   CAFFE_REQUIRE(p.weight_floor() >= 0 && std::isfinite(p.weight_floor()))
       << where << "weight_floor must be >= 0, found " << p.weight_floor();
+  CAFFE_REQUIRE(p.powersgd_rank() >= 1)
+      << where << "powersgd_rank must be at least 1, found " << p.powersgd_rank();
+  CAFFE_REQUIRE(p.scalecom_beta() > 0 && p.scalecom_beta() <= 1)
+      << where << "scalecom_beta must lie in (0, 1], found " << p.scalecom_beta();
+  if (p.method() == SyncParameter::POWERSGD) {
+    // PowerSGD applies a low-rank matrix, not values at coordinates: a per-coordinate
+    // rate limit or momentum mask has nothing to act on. The solver's momentum runs
+    // on the applied gradient, as in the paper.
+    CAFFE_REQUIRE(!p.momentum_correction())
+        << where << "momentum_correction does not apply to method POWERSGD (the solver's "
+        << "momentum acts on the approximated gradient)";
+    CAFFE_REQUIRE(p.max_relative_step() == 0)
+        << where << "max_relative_step does not apply to method POWERSGD";
+  }
+  CAFFE_REQUIRE(p.value_encoding() == SyncParameter::FP32 ||
+                (p.method() != SyncParameter::TOPK_ALLGATHER && p.method() != SyncParameter::POWERSGD))
+      << where << "value_encoding: FP16 is not available for method "
+      << SyncParameter::Method_Name(p.method())
+      << " (DENSE, IWP, FIXED_THRESHOLD, RANDOMK and SCALECOM have it)";
   CAFFE_REQUIRE(SyncParameter::Method_IsValid(p.method()))
       << where << "method " << static_cast<int>(p.method()) << " is unknown";
 }
@@ -168,6 +189,10 @@ std::unique_ptr<GradientExchange> CreateGradientExchange(const SyncParameter& pa
       return std::make_unique<TopkAllgatherExchange>(param, std::move(transport));
     case SyncParameter::RANDOMK:
       return std::make_unique<RandomkExchange>(param, std::move(transport));
+    case SyncParameter::POWERSGD:
+      return std::make_unique<PowerSgdExchange>(param, std::move(transport));
+    case SyncParameter::SCALECOM:
+      return std::make_unique<ScaleComExchange>(param, std::move(transport));
   }
   ErrorBuilder() << "sync_param.method " << static_cast<int>(param.method()) << " is unknown";
 }

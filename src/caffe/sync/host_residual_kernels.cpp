@@ -182,6 +182,20 @@ int64_t HostResidualKernels::LimitSelected(size_t b, const ResidualSelection& se
   return capped;
 }
 
+void HostResidualKernels::AddSelected(size_t b, const ResidualSelection& selection,
+                                      const float* values) {
+  float* v = state_.residual[b].data();
+  if (selection.all) {
+    math::axpy(count(b), 1.f, values, v);
+    return;
+  }
+  for (size_t j = 0; j < selection.indices.size(); ++j) v[selection.indices[j]] += values[j];
+}
+
+void HostResidualKernels::Subtract(size_t b, const float* values) {
+  math::axpy(count(b), -1.f, values, state_.residual[b].data());
+}
+
 void HostResidualKernels::RecordKnownImportance(size_t b, const ResidualSelection& selection,
                                                 const Blob& param, float epsilon,
                                                 bool divide_by_weight) {

@@ -34,6 +34,11 @@ void LocalCommunicator::AllReduceSum(float* data, int64_t count) {
   Record("allreduce");
 }
 
+void LocalCommunicator::AllReduceSumHalf(float* data, int64_t count, float* rounding_error) {
+  CAFFE_REQUIRE(count >= 0) << "AllReduceSumHalf: negative count " << count;
+  Record("allreduce");
+}
+
 void LocalCommunicator::Broadcast(void* data, int64_t bytes, int root) {
   CAFFE_REQUIRE(bytes >= 0) << "Broadcast: negative byte count " << bytes;
   CAFFE_REQUIRE(root == 0) << "Broadcast: root " << root << " is not a rank of a 1-rank job";

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "caffe/sync/half_precision.hpp"
+
 #include "caffe/util/error.hpp"
 
 namespace caffe {
@@ -126,21 +128,34 @@ int64_t MpiCommunicator::RingAllReduceBytesSent(int64_t count, int size, int ran
   return elements * static_cast<int64_t>(sizeof(float));
 }
 
+int64_t MpiCommunicator::RingPieces(int64_t count) const {
+  // Chunk 0 is a longest chunk. Every chunk is cut into the same number of pieces so
+  // that sender and receiver agree on message boundaries whatever the chunk lengths.
+  const int64_t longest = RingChunkBegin(count, size_, 1);
+  return std::max<int64_t>(1, (longest + max_count_per_call_ - 1) / max_count_per_call_);
+}
+
+int64_t MpiCommunicator::RingPieceCapacity(int64_t count, int64_t pieces) const {
+  return (RingChunkBegin(count, size_, 1) + pieces - 1) / pieces;
+}
+
+void MpiCommunicator::RingPiece(int64_t count, int size, int64_t pieces, int chunk, int64_t j,
+                                int64_t* begin, int* length) {
+  const int64_t chunk_begin = RingChunkBegin(count, size, chunk);
+  const int64_t chunk_length = RingChunkBegin(count, size, chunk + 1) - chunk_begin;
+  *begin = chunk_begin + j * (chunk_length / pieces) + std::min(j, chunk_length % pieces);
+  *length = static_cast<int>(chunk_length / pieces + (j < chunk_length % pieces ? 1 : 0));
+}
+
 void MpiCommunicator::RingAllReduce(float* data, int64_t count) {
   const int n = size_;
   const int right = Mod(rank_ + 1, n);
   const int left = Mod(rank_ - 1, n);
-  // Chunk 0 is a longest chunk. Every chunk is cut into the same number of pieces so
-  // that sender and receiver agree on message boundaries whatever the chunk lengths.
-  const int64_t longest = RingChunkBegin(count, n, 1);
-  const int64_t pieces = (longest + max_count_per_call_ - 1) / max_count_per_call_;
+  const int64_t pieces = RingPieces(count);
   auto piece = [&](int chunk, int64_t j, int64_t* begin, int* length) {
-    const int64_t chunk_begin = RingChunkBegin(count, n, chunk);
-    const int64_t chunk_length = RingChunkBegin(count, n, chunk + 1) - chunk_begin;
-    *begin = chunk_begin + j * (chunk_length / pieces) + std::min(j, chunk_length % pieces);
-    *length = static_cast<int>(chunk_length / pieces + (j < chunk_length % pieces ? 1 : 0));
+    RingPiece(count, n, pieces, chunk, j, begin, length);
   };
-  scratch_.resize(std::max<size_t>(scratch_.size(), (longest + pieces - 1) / pieces));
+  scratch_.resize(std::max<size_t>(scratch_.size(), RingPieceCapacity(count, pieces)));
   int64_t elements_sent = 0;
 
   // Reduce-scatter: at step s this rank adds its left neighbour's partial sum of chunk
@@ -181,6 +196,76 @@ void MpiCommunicator::RingAllReduce(float* data, int64_t count) {
   }
   DCHECK_EQ(elements_sent * static_cast<int64_t>(sizeof(float)),
             RingAllReduceBytesSent(count, n, rank_));
+}
+
+void MpiCommunicator::RingAllReduceHalf(float* data, int64_t count, float* rounding_error) {
+  const int n = size_;
+  const int right = Mod(rank_ + 1, n);
+  const int left = Mod(rank_ - 1, n);
+  // The float ring's chunks and pieces, so that its byte counter applies at 2 bytes.
+  const int64_t pieces = RingPieces(count);
+  auto piece = [&](int chunk, int64_t j, int64_t* begin, int* length) {
+    RingPiece(count, n, pieces, chunk, j, begin, length);
+  };
+  half_wire_.resize(count);
+  half_scratch_.resize(std::max<size_t>(half_scratch_.size(), RingPieceCapacity(count, pieces)));
+  // data[i] becomes what travels of it; the difference is this rank's rounding.
+  auto round = [&](int64_t begin, int length) {
+    for (int64_t i = begin; i < begin + length; ++i) {
+      half_wire_[i] = FloatToHalf(data[i]);
+      const float arrives = HalfToFloat(half_wire_[i]);
+      rounding_error[i] += data[i] - arrives;
+      data[i] = arrives;
+    }
+  };
+  // Reduce-scatter as in RingAllReduce, each partial sum rounded as it leaves.
+  for (int step = 0; step < n - 1; ++step) {
+    const int send_chunk = Mod(rank_ - step, n);
+    const int recv_chunk = Mod(rank_ - step - 1, n);
+    for (int64_t j = 0; j < pieces; ++j) {
+      int64_t send_begin, recv_begin;
+      int send_length, recv_length;
+      piece(send_chunk, j, &send_begin, &send_length);
+      piece(recv_chunk, j, &recv_begin, &recv_length);
+      round(send_begin, send_length);
+      ThrowIfMpiError(MPI_Sendrecv(half_wire_.data() + send_begin, send_length, MPI_UINT16_T, right,
+                                   kRingTag, half_scratch_.data(), recv_length, MPI_UINT16_T, left,
+                                   kRingTag, comm_, MPI_STATUS_IGNORE),
+                      "all-reduce fp16 (ring reduce-scatter)");
+      for (int i = 0; i < recv_length; ++i) data[recv_begin + i] += HalfToFloat(half_scratch_[i]);
+    }
+  }
+  // The finished sum of the owned chunk is rounded once more, then travels around.
+  const int owned = Mod(rank_ + 1, n);
+  for (int64_t j = 0; j < pieces; ++j) {
+    int64_t begin;
+    int length;
+    piece(owned, j, &begin, &length);
+    round(begin, length);
+  }
+  for (int step = 0; step < n - 1; ++step) {
+    const int send_chunk = Mod(rank_ + 1 - step, n);
+    const int recv_chunk = Mod(rank_ - step, n);
+    for (int64_t j = 0; j < pieces; ++j) {
+      int64_t send_begin, recv_begin;
+      int send_length, recv_length;
+      piece(send_chunk, j, &send_begin, &send_length);
+      piece(recv_chunk, j, &recv_begin, &recv_length);
+      ThrowIfMpiError(MPI_Sendrecv(half_wire_.data() + send_begin, send_length, MPI_UINT16_T, right,
+                                   kRingTag, half_wire_.data() + recv_begin, recv_length,
+                                   MPI_UINT16_T, left, kRingTag, comm_, MPI_STATUS_IGNORE),
+                      "all-reduce fp16 (ring all-gather)");
+      for (int i = 0; i < recv_length; ++i) data[recv_begin + i] = HalfToFloat(half_wire_[recv_begin + i]);
+    }
+  }
+}
+
+void MpiCommunicator::AllReduceSumHalf(float* data, int64_t count, float* rounding_error) {
+  CAFFE_REQUIRE(count >= 0) << "AllReduceSumHalf: negative count " << count;
+  const auto start = Clock::now();
+  if (size_ > 1 && count > 0) RingAllReduceHalf(data, count, rounding_error);
+  // One rank: nothing travels, nothing is rounded.
+  Record("allreduce", RingAllReduceBytesSent(count, size_, rank_) / 2, SecondsSince(start));
 }
 
 void MpiCommunicator::NativeAllReduce(float* data, int64_t count) {

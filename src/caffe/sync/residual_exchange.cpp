@@ -44,7 +44,9 @@ void ResidualExchange::EnsureState(const vector<Blob*>& params) {
   if (!kernels_) {
     // The solver sets GPU mode before the first step; from then on the state stays
     // on one side.
-    if (gpu_mode_ && SupportsDeviceResiduals()) kernels_ = CreateDeviceResidualKernels();
+    // Half-precision values go over the MPI path only, from host memory.
+    const bool fp16 = param_.value_encoding() == SyncParameter::FP16;
+    if (gpu_mode_ && SupportsDeviceResiduals() && !fp16) kernels_ = CreateDeviceResidualKernels();
     if (!kernels_) kernels_ = std::make_unique<HostResidualKernels>();
     fresh = true;
   }
@@ -236,7 +238,7 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
     sent = ExchangeSparse(iter, params, SparseDensity(params, density));
     if (probe) RecordCapture(params);
   }
-  if (stats_.writes_csv() && stats_.last_step_blobs().size() == params.size()) {
+  if (TracksAges() && stats_.writes_csv() && stats_.last_step_blobs().size() == params.size()) {
     for (size_t b = 0; b < params.size(); ++b) {
       if (IsDenseBlob(b) || params[b]->count() == 0) continue;
       int64_t min = 0;
@@ -423,7 +425,15 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
   stats_.AddTime(ExchangeStats::GATHER, PhaseSecondsSince(start));
 
   start = std::chrono::steady_clock::now();
-  AllReduceSum(values, total + 1);
+  // FP16: what the wire's roundings take off this rank's values goes back into its
+  // residuals below (the kernels are the host ones then).
+  const bool half = param_.value_encoding() == SyncParameter::FP16 && comm_->size() > 1;
+  if (half) {
+    rounding_.assign(total + 1, 0.f);
+    comm_->AllReduceSumHalf(values, total + 1, rounding_.data());
+  } else {
+    AllReduceSum(values, total + 1);
+  }
   stats_.AddTime(ExchangeStats::ALLREDUCE, PhaseSecondsSince(start));
   float ranks_not_finite = 0;
   kernels.CopyToHost(values + total, sizeof(float), &ranks_not_finite);
@@ -445,13 +455,23 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
   }
   const float inv = 1.f / comm_->size();
   const bool divide = param_.score() != SyncParameter::MAGNITUDE;
+  // The rate limit hands a cut value back in proportion to what each rank sent. With
+  // FP16 that is what travelled of it (its value less its roundings, which go back
+  // whole): then the ranks' shares add up to the cut exactly.
+  const float* sent_values = limit ? kernels.LocalValues() : nullptr;
+  if (limit && half) {
+    travelled_.resize(total);
+    for (int64_t i = 0; i < total; ++i) travelled_[i] = sent_values[i] - rounding_[i];
+    sent_values = travelled_.data();
+  }
   int64_t pos = 0;
   for (size_t b = 0; b < params.size(); ++b) {
     Blob* p = params[b];
     const Selection& selection = selections[b];
     kernels.ScatterSelected(b, selection, p, values + pos, inv);
     kernels.ClearSelected(b, selection, current_iter_);
-    if (limit && !selection.all) LimitStep(b, selection, p, kernels.LocalValues() + pos);
+    if (limit && !selection.all) LimitStep(b, selection, p, sent_values + pos);
+    if (half) kernels.AddSelected(b, selection, rounding_.data() + pos);
     if (kernels.tracks_known_importance()) {
       // What every rank now knows of these coordinates' importance: the stochastic
       // update's hint of which waiting coordinates are likely to matter.
@@ -493,7 +513,7 @@ void ResidualExchange::LastSentMinAndSum(size_t b, int64_t* min, double* sum) co
 void ResidualExchange::CurrentAge(int64_t* max_age, double* mean_age) const {
   *max_age = 0;
   *mean_age = 0;
-  if (!kernels_) return;
+  if (!kernels_ || !TracksAges()) return;
   int64_t min_last = current_iter_, count = 0;
   double sum_last = 0;
   for (size_t b = 0; b < kernels_->blobs() && b < dense_blob_.size(); ++b) {

@@ -1,0 +1,239 @@
+#include "caffe/sync/powersgd_exchange.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "caffe/sync/shared_random.hpp"
+#include "caffe/sync/state_codec.hpp"
+#include "caffe/util/math_functions.hpp"
+
+namespace caffe {
+
+namespace {
+
+// Separates the streams Q is drawn from.
+constexpr uint64_t kQSalt = 0x9051dull;
+
+}  // namespace
+
+void PowerSgdExchange::MatrixShape(const Blob& blob, int64_t* rows, int64_t* cols) {
+  *rows = blob.num_axes() > 0 ? blob.shape(0) : 1;
+  *cols = *rows > 0 ? blob.count() / *rows : 0;
+}
+
+bool PowerSgdExchange::Compressible(int64_t rows, int64_t cols, int rank) {
+  return rank > 0 && rows > 1 && cols > 1 && rank * (rows + cols) < rows * cols;
+}
+
+int PowerSgdExchange::Orthonormalize(float* matrix, int64_t rows, int64_t cols) {
+  vector<vector<double>> basis;
+  vector<double> x(rows);
+  int kept = 0;
+  for (int64_t j = 0; j < cols; ++j) {
+    double original = 0;
+    for (int64_t i = 0; i < rows; ++i) {
+      x[i] = matrix[i * cols + j];
+      original += x[i] * x[i];
+    }
+    original = std::sqrt(original);
+    // Twice: the second pass removes what rounding left of the first's projections.
+    for (int pass = 0; pass < 2; ++pass) {
+      for (const vector<double>& e : basis) {
+        double dot = 0;
+        for (int64_t i = 0; i < rows; ++i) dot += e[i] * x[i];
+        for (int64_t i = 0; i < rows; ++i) x[i] -= dot * e[i];
+      }
+    }
+    double norm = 0;
+    for (int64_t i = 0; i < rows; ++i) norm += x[i] * x[i];
+    norm = std::sqrt(norm);
+    const bool independent = std::isfinite(norm) && norm > 1e-30 && norm > 1e-6 * original;
+    if (independent) {
+      for (int64_t i = 0; i < rows; ++i) x[i] /= norm;
+      basis.push_back(x);
+      ++kept;
+    }
+    for (int64_t i = 0; i < rows; ++i) {
+      matrix[i * cols + j] = independent ? static_cast<float>(x[i]) : 0.f;
+    }
+  }
+  return kept;
+}
+
+int PowerSgdExchange::RankFor(size_t b) const {
+  return static_cast<int>(std::min<int64_t>(param_.powersgd_rank(), std::min(rows_[b], cols_[b])));
+}
+
+void PowerSgdExchange::DrawColumn(size_t b, int64_t cols, int rank, int j) {
+  // Standard normal entries (Box-Muller on the shared uniforms), as in the paper.
+  const uint64_t stream = SharedHash(param_.seed(), current_iter(), static_cast<int64_t>(b),
+                                     kQSalt + static_cast<uint64_t>(j));
+  float* q = q_[b].data();
+  for (int64_t i = 0; i < cols; ++i) {
+    // u1 in (0, 1): the log stays finite.
+    const double u1 = CoordinateUniform(stream, 2 * i) + 0.5 / 16777216.0;
+    const double u2 = CoordinateUniform(stream, 2 * i + 1);
+    q[i * rank + j] = static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
+  }
+}
+
+void PowerSgdExchange::PlanBudget(const vector<Blob*>& params) {
+  const size_t m = params.size();
+  rows_.assign(m, 0);
+  cols_.assign(m, 0);
+  if (q_.size() != m) q_.resize(m);
+  vector<bool> dense(m, true);
+  int64_t total = 0, dense_elements = 0, factors = 0;
+  std::ostringstream compressed;
+  for (size_t b = 0; b < m; ++b) {
+    MatrixShape(*params[b], &rows_[b], &cols_[b]);
+    total += params[b]->count();
+    dense[b] = !Compressible(rows_[b], cols_[b], param_.powersgd_rank());
+    if (dense[b]) {
+      dense_elements += params[b]->count();
+      continue;
+    }
+    const int r = RankFor(b);
+    factors += r * (rows_[b] + cols_[b]);
+    compressed << " " << (b < param_names_.size() ? param_names_[b] : std::to_string(b)) << " "
+               << rows_[b] << "x" << cols_[b] << "->" << r * (rows_[b] + cols_[b]);
+  }
+  set_dense_blobs(dense);
+  if (comm_->rank() != 0) return;
+  const int64_t per_step = dense_elements + factors;
+  LOG(INFO) << "sync plan (POWERSGD): rank " << param_.powersgd_rank() << "; " << per_step << " of "
+            << total << " values per step (" << (per_step > 0 ? double(total) / per_step : 0.0)
+            << "x fewer); dense: " << dense_elements << " elements in one buffer; factors:"
+            << (factors > 0 ? compressed.str() : std::string(" none"));
+}
+
+int64_t PowerSgdExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float /*density*/) {
+  const size_t m = params.size();
+  const float inv = 1.f / comm_->size();
+  auto name = [&](size_t b) { return b < param_names_.size() ? param_names_[b] : std::to_string(b); };
+
+  // The dense blobs in one all-reduce (with the residuals' health flag); the diffs of
+  // the compressed ones are written below.
+  vector<Selection> selections(m);
+  for (size_t b = 0; b < m; ++b) selections[b].all = IsDenseBlob(b);
+  int64_t sent = ReduceSelected(params, selections);
+
+  auto start = std::chrono::steady_clock::now();
+  vector<size_t> compressed;
+  vector<int64_t> p_at, q_at;
+  int64_t p_total = 0, q_total = 0;
+  for (size_t b = 0; b < m; ++b) {
+    if (IsDenseBlob(b)) continue;
+    compressed.push_back(b);
+    p_at.push_back(p_total);
+    q_at.push_back(q_total);
+    const int r = RankFor(b);
+    p_total += rows_[b] * r;
+    q_total += cols_[b] * r;
+  }
+  if (compressed.empty()) return sent;
+  p_all_.resize(p_total);
+  q_all_.resize(q_total);
+  // P = M Q with the last step's Q.
+  for (size_t j = 0; j < compressed.size(); ++j) {
+    const size_t b = compressed[j];
+    const int r = RankFor(b);
+    if (q_[b].empty()) {
+      q_[b].assign(cols_[b] * r, 0.f);
+      for (int c = 0; c < r; ++c) DrawColumn(b, cols_[b], r, c);
+    }
+    CAFFE_REQUIRE(static_cast<int64_t>(q_[b].size()) == cols_[b] * r)
+        << "sync state (POWERSGD): blob '" << name(b) << "' holds a Q of " << q_[b].size()
+        << " values, rank " << r << " needs " << cols_[b] * r << " (saved with another powersgd_rank?)";
+    math::gemm(math::NoTrans, math::NoTrans, rows_[b], r, cols_[b], 1.f, ResidualData(b),
+               q_[b].data(), 0.f, p_all_.data() + p_at[j]);
+  }
+  stats_.AddTime(ExchangeStats::SELECT, PhaseSecondsSince(start));
+
+  // A factor that is not finite on every rank alike (the sums are the same
+  // everywhere) stops every rank, naming the blob.
+  auto check_finite = [&](const vector<float>& values, const vector<int64_t>& at, const char* what) {
+    for (size_t j = 0; j < compressed.size(); ++j) {
+      const int64_t end = j + 1 < compressed.size() ? at[j + 1] : static_cast<int64_t>(values.size());
+      for (int64_t i = at[j]; i < end; ++i) {
+        if (std::isfinite(values[i])) continue;
+        ErrorBuilder() << "sync (POWERSGD): iteration " << iter << ": the summed factor " << what
+                       << " of blob '" << name(compressed[j]) << "' is not finite (NaN or Inf "
+                       << "reached the exchange on some rank; lower base_lr, or set "
+                       << "clip_gradients or sync_param.clip_norm)";
+      }
+    }
+  };
+  start = std::chrono::steady_clock::now();
+  AllReduceSum(p_all_.data(), p_total);
+  stats_.AddTime(ExchangeStats::ALLREDUCE, PhaseSecondsSince(start));
+  check_finite(p_all_, p_at, "P");
+
+  // Q = M^T P with P orthonormalized (the same on every rank: it was summed).
+  start = std::chrono::steady_clock::now();
+  for (size_t j = 0; j < compressed.size(); ++j) {
+    const size_t b = compressed[j];
+    const int r = RankFor(b);
+    float* p = p_all_.data() + p_at[j];
+    Orthonormalize(p, rows_[b], r);
+    math::gemm(math::Trans, math::NoTrans, cols_[b], r, rows_[b], 1.f, ResidualData(b), p, 0.f,
+               q_all_.data() + q_at[j]);
+  }
+  stats_.AddTime(ExchangeStats::SELECT, PhaseSecondsSince(start));
+  start = std::chrono::steady_clock::now();
+  AllReduceSum(q_all_.data(), q_total);
+  stats_.AddTime(ExchangeStats::ALLREDUCE, PhaseSecondsSince(start));
+  check_finite(q_all_, q_at, "Q");
+
+  // The applied gradient P Q^T / N; what it missed stays in v.
+  start = std::chrono::steady_clock::now();
+  for (size_t j = 0; j < compressed.size(); ++j) {
+    const size_t b = compressed[j];
+    const int r = RankFor(b);
+    const int64_t n = params[b]->count();
+    approximation_.resize(n);
+    const float* p = p_all_.data() + p_at[j];
+    const float* q = q_all_.data() + q_at[j];
+    math::gemm(math::NoTrans, math::Trans, rows_[b], cols_[b], r, inv, p, q, 0.f,
+               approximation_.data());
+    std::memcpy(params[b]->mutable_cpu_diff(), approximation_.data(), n * sizeof(float));
+    residual_kernels().Subtract(b, approximation_.data());
+    // The next step starts from this Q; a column that came out 0 (nothing left in
+    // its direction) is drawn afresh, or the power iteration could not leave 0.
+    std::copy(q, q + cols_[b] * r, q_[b].begin());
+    for (int c = 0; c < r; ++c) {
+      bool zero = true;
+      for (int64_t i = 0; i < cols_[b] && zero; ++i) zero = q_[b][i * r + c] == 0.f;
+      if (zero) DrawColumn(b, cols_[b], r, c);
+    }
+  }
+  stats_.AddTime(ExchangeStats::SCATTER, PhaseSecondsSince(start));
+  sent += p_total + q_total;
+  for (size_t b = 0; b < m; ++b) {
+    BlobSelection s;
+    s.name = name(b);
+    s.elements = params[b]->count();
+    s.sent = IsDenseBlob(b) ? s.elements : RankFor(b) * (rows_[b] + cols_[b]);
+    stats_.AddBlob(s);
+  }
+  return sent;
+}
+
+std::string PowerSgdExchange::SaveMethodState() const {
+  std::string out;
+  AppendFloatArrays(q_, &out);
+  return out;
+}
+
+void PowerSgdExchange::RestoreMethodState(const std::string& state) {
+  q_.clear();
+  if (state.empty()) return;
+  size_t pos = 0;
+  q_ = ReadFloatArrays(state, &pos, "sync state: POWERSGD section");
+  CAFFE_REQUIRE(pos == state.size()) << "sync state: POWERSGD section has trailing bytes";
+}
+
+}  // namespace caffe
