@@ -2,6 +2,9 @@
 // line and exit status 1; a tiny net trains, snapshots, resumes and is scored.
 #include <gtest/gtest.h>
 
+#include <regex>
+#include <sstream>
+
 #include "caffe/util/io.hpp"
 #include "test_util.hpp"
 
@@ -108,6 +111,30 @@ TEST_F(CaffeToolTest, TrainSnapshotsResumesAndTests) {
   ASSERT_EQ(RunCaffe("time -model " + dir_ + "/net.prototxt -iterations 2", &out), 0) << out;
   EXPECT_NE(out.find("Average Forward-Backward"), string::npos) << out;
   ASSERT_EQ(RunCaffe("device_query", &out), 0) << out;
+}
+
+// BVLC's log tools (tools/extra/parse_log.py, extract_seconds.py) read Caffe's glog
+// prefix as month-day without a year, then the time to microseconds, the thread, the
+// source file and line; and they look for the Solving, Iteration, lr and Train net
+// output lines. Every log line of a training run must keep that shape.
+TEST_F(CaffeToolTest, TrainLogKeepsBvlcCaffesLineShape) {
+  string out;
+  ASSERT_EQ(RunCaffe("train -solver " + dir_ + "/solver.prototxt", &out), 0) << out;
+  const std::regex glog_line(R"(^[IWEF]\d)");
+  const std::regex bvlc_prefix(R"(^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ [\w.]+:\d+\] )");
+  std::istringstream lines(out);
+  string line;
+  int checked = 0;
+  while (std::getline(lines, line)) {
+    if (!std::regex_search(line, glog_line)) continue;
+    EXPECT_TRUE(std::regex_search(line, bvlc_prefix)) << "not Caffe's line prefix: " << line;
+    ++checked;
+  }
+  EXPECT_GT(checked, 10) << out;
+  for (const char* pattern : {R"(\] Solving )", R"(\] Iteration 10, lr = [0-9.e-]+)",
+                              R"(Train net output #0: loss = [0-9.e+-]+)"}) {
+    EXPECT_TRUE(std::regex_search(out, std::regex(pattern))) << pattern << "\n" << out;
+  }
 }
 
 }  // namespace

@@ -435,6 +435,9 @@ int main(int argc, char** argv) {
       "  time            benchmark model execution time (-model, -iterations)\n"
       "  device_query    show GPU diagnostic information");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
+  // Caffe's line prefix (I1202 11:12:21.020097 ...) without glog 0.6's year, so
+  // that BVLC's tools/extra/parse_log.py reads our logs.
+  FLAGS_log_year_in_prefix = false;
   google::InitGoogleLogging(argv[0]);
   google::InstallFailureSignalHandler();
   if (argc != 2) {

@@ -96,6 +96,9 @@ int main(int argc, char** argv) {
       "averages the records of a Datum database into a mean file\n"
       "usage: compute_image_mean [-backend lmdb] DB OUT.binaryproto");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
+  // Caffe's line prefix (I1202 11:12:21.020097 ...) without glog 0.6's year, so
+  // that BVLC's tools/extra/parse_log.py reads our logs.
+  FLAGS_log_year_in_prefix = false;
   google::InitGoogleLogging(argv[0]);
   if (argc != 3) {
     std::cerr << "usage: compute_image_mean [-backend lmdb] DB OUT.binaryproto\n";

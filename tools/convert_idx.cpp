@@ -56,6 +56,9 @@ int main(int argc, char** argv) {
       "converts MNIST-format IDX files (gzipped or plain) into an LMDB of Datum\n"
       "usage: convert_idx IMAGES LABELS OUT_DB");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
+  // Caffe's line prefix (I1202 11:12:21.020097 ...) without glog 0.6's year, so
+  // that BVLC's tools/extra/parse_log.py reads our logs.
+  FLAGS_log_year_in_prefix = false;
   google::InitGoogleLogging(argv[0]);
   if (argc != 4) {
     std::cerr << "usage: convert_idx IMAGES LABELS OUT_DB\n"

@@ -147,6 +147,9 @@ int main(int argc, char** argv) {
       "usage: convert_imageset [FLAGS] ROOTFOLDER/ LISTFILE DB_NAME\n"
       "LISTFILE lines are '<path> <label>'; each path is appended to ROOTFOLDER");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
+  // Caffe's line prefix (I1202 11:12:21.020097 ...) without glog 0.6's year, so
+  // that BVLC's tools/extra/parse_log.py reads our logs.
+  FLAGS_log_year_in_prefix = false;
   google::InitGoogleLogging(argv[0]);
   if (argc != 4) {
     std::cerr << "usage: convert_imageset [FLAGS] ROOTFOLDER/ LISTFILE DB_NAME\n"
