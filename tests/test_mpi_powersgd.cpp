@@ -238,7 +238,10 @@ TEST(PowerSgdTest, FullRankIsDense) {
   b.SetGradients(g_comm->rank(), 4);
   powersgd->Exchange(4, a.ptrs);
   dense->Exchange(4, b.ptrs);
+  // Every blob is still reported (the -sync_stats CSV has a row for each).
+  ASSERT_EQ(powersgd->stats().last_step_blobs().size(), 3u);
   for (size_t blob = 0; blob < 3; ++blob) {
+    EXPECT_EQ(powersgd->stats().last_step_blobs()[blob].sent, a.ptrs[blob]->count());
     EXPECT_TRUE(dynamic_cast<PowerSgdExchange&>(*powersgd).dense_blobs()[blob]);
     for (int64_t i = 0; i < a.ptrs[blob]->count(); ++i) {
       ASSERT_NEAR(a.ptrs[blob]->cpu_diff()[i], b.ptrs[blob]->cpu_diff()[i], 1e-6f) << blob << " " << i;

@@ -65,6 +65,23 @@ class Formulas(unittest.TestCase):
         n = sim.exchange_crossover(model, 0.0, BETA, profiles)
         self.assertEqual(n, 64)  # (N-1)/8 > 2 (N-1)/N * 4  <=>  N > 64
 
+    def test_powersgd_is_three_allreduces_and_scalecom_is_iwp(self):
+        profile = sim.Profile()
+        profile.elements = 1000000
+        profile.dense_elements = 1000
+        profile.sparse_sent = 20000
+        profile.sent = profile.sparse_sent + profile.dense_elements
+        profile.index_bytes = 5000
+        control = sim.ring_allreduce(8, 8, ALPHA, BETA)
+        t = sim.step_exchange_seconds("POWERSGD", 8, ALPHA, BETA, profile.elements, profile)
+        self.assertAlmostEqual(t, control + sim.ring_allreduce(4000, 8, ALPHA, BETA)
+                               + 2 * sim.ring_allreduce(40000, 8, ALPHA, BETA))
+        # Bytes per rank flat in N: the time grows only by latency and 2 (N-1)/N.
+        t96 = sim.step_exchange_seconds("POWERSGD", 96, 0.0, BETA, profile.elements, profile)
+        self.assertLess(t96, 4.0 * (4000 + 2 * 40000 + 8) / BETA)
+        self.assertEqual(sim.step_exchange_seconds("SCALECOM", 8, ALPHA, BETA, profile.elements, profile),
+                         sim.step_exchange_seconds("IWP", 8, ALPHA, BETA, profile.elements, profile))
+
 
 class Inputs(unittest.TestCase):
     def test_read_profile_uses_sparse_steps_only(self):

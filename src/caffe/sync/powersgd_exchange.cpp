@@ -134,7 +134,19 @@ int64_t PowerSgdExchange::ExchangeSparse(int iter, const vector<Blob*>& params, 
     p_total += rows_[b] * r;
     q_total += cols_[b] * r;
   }
-  if (compressed.empty()) return sent;
+  auto record_blobs = [&]() {
+    for (size_t b = 0; b < m; ++b) {
+      BlobSelection s;
+      s.name = name(b);
+      s.elements = params[b]->count();
+      s.sent = IsDenseBlob(b) ? s.elements : RankFor(b) * (rows_[b] + cols_[b]);
+      stats_.AddBlob(s);
+    }
+  };
+  if (compressed.empty()) {
+    record_blobs();
+    return sent;
+  }
   p_all_.resize(p_total);
   q_all_.resize(q_total);
   // P = M Q with the last step's Q.
@@ -211,15 +223,8 @@ int64_t PowerSgdExchange::ExchangeSparse(int iter, const vector<Blob*>& params, 
     }
   }
   stats_.AddTime(ExchangeStats::SCATTER, PhaseSecondsSince(start));
-  sent += p_total + q_total;
-  for (size_t b = 0; b < m; ++b) {
-    BlobSelection s;
-    s.name = name(b);
-    s.elements = params[b]->count();
-    s.sent = IsDenseBlob(b) ? s.elements : RankFor(b) * (rows_[b] + cols_[b]);
-    stats_.AddBlob(s);
-  }
-  return sent;
+  record_blobs();
+  return sent + p_total + q_total;
 }
 
 std::string PowerSgdExchange::SaveMethodState() const {

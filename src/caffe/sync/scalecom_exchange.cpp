@@ -7,6 +7,7 @@
 #include "caffe/sync/index_codec.hpp"
 #include "caffe/sync/state_codec.hpp"
 #include "caffe/sync/top_k.hpp"
+#include "caffe/util/parallel_for.hpp"
 
 namespace caffe {
 
@@ -34,7 +35,10 @@ int64_t ScaleComExchange::ExchangeSparse(int iter, const vector<Blob*>& params, 
         << "sync state (SCALECOM): blob '" << name(b) << "' holds " << f.size()
         << " filtered values, the net's has " << n;
     const float* v = ResidualData(b);
-    for (int64_t i = 0; i < n; ++i) f[i] = (1.f - beta) * f[i] + beta * v[i];
+    float* out = f.data();
+    ParallelFor(n, [=](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out[i] = (1.f - beta) * out[i] + beta * v[i];
+    });
   }
 
   // The leader's top-k of |f|, blob by blob, at the same density in every blob.
