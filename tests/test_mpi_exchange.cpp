@@ -177,7 +177,8 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(SyncParameter::IWP, string("value_encoding: FP16 stochastic_fraction: 0.1")),
                       std::make_tuple(SyncParameter::IWP, string("value_encoding: FP16 max_relative_step: 0.5")),
                       std::make_tuple(SyncParameter::RANDOMK, string("value_encoding: FP16 warmup_iter: 3")),
-                      std::make_tuple(SyncParameter::SCALECOM, string("value_encoding: FP16 momentum_correction: true"))));
+                      std::make_tuple(SyncParameter::SCALECOM, string("value_encoding: FP16 momentum_correction: true")),
+                      std::make_tuple(SyncParameter::TOPK_ALLGATHER, string("value_encoding: FP16"))));
 
 TEST(IwpExchangeTest, LeadersAgreeAndAreUniform) {
   auto exchange = CreateGradientExchange(MakeSync(SyncParameter::IWP), g_comm);
@@ -494,6 +495,22 @@ TEST(ExchangeBytesTest, CountersMatchTheFormulas) {
     randomk->Exchange(0, params.ptrs);
     EXPECT_TRUE(within(randomk->stats().total_bytes(), ring * 2 * randomk->stats().total_sent()))
         << randomk->stats().total_bytes();
+    // TOPK_ALLGATHER: 2-byte values (padded to 4) and 4-byte indices per rank.
+    auto topk = CreateGradientExchange(MakeSync(SyncParameter::TOPK_ALLGATHER, "value_encoding: FP16"), g_comm);
+    params.SetGradients(me, 0);
+    topk->Exchange(0, params.ptrs);
+    int64_t k = 0, whole = 0;
+    const auto& dense_blobs = dynamic_cast<const ResidualExchange&>(*topk).dense_blobs();
+    for (size_t b = 0; b < topk->stats().last_step_blobs().size(); ++b) {
+      const BlobSelection& blob = topk->stats().last_step_blobs()[b];
+      if (dense_blobs[b]) {
+        whole += blob.elements;
+      } else {
+        k += blob.sent;
+      }
+    }
+    const double expected = (n - 1) * ((2 * k + 3) / 4 * 4 + 4.0 * k) + ring * 2 * whole;
+    EXPECT_TRUE(within(topk->stats().total_bytes(), expected)) << topk->stats().total_bytes() << " vs " << expected;
   }
   {
     // SCALECOM: IWP's message and all-reduce, from the cyclic leader.

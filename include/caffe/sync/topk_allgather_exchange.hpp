@@ -3,7 +3,8 @@
 // and indices, and each sums what it received. Every rank receives N selections, so
 // the traffic per rank grows with N; comparing that growth with IWP's flat all-reduce
 // is the point of this method. The step is written once against the residual kernels
-// (host or device, residual_kernels.hpp).
+// (host or device, residual_kernels.hpp). With value_encoding FP16 the values travel
+// as halves and each rank's rounding stays in its residual.
 #ifndef CAFFE_SYNC_TOPK_ALLGATHER_EXCHANGE_HPP_
 #define CAFFE_SYNC_TOPK_ALLGATHER_EXCHANGE_HPP_
 
@@ -30,6 +31,9 @@ class TopkAllgatherExchange : public ResidualExchange {
 
   // This rank's block and every rank's, in the residual kernels' memory.
   std::unique_ptr<KernelBuffer> send_, receive_;
+  // FP16: the values in float (sent, then each rank's received) and what rounding
+  // took off this rank's.
+  vector<float> float_values_, rounding_;
 };
 
 }  // namespace caffe

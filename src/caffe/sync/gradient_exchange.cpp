@@ -163,11 +163,9 @@ void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
     CAFFE_REQUIRE(p.max_relative_step() == 0)
         << where << "max_relative_step does not apply to method POWERSGD";
   }
-  CAFFE_REQUIRE(p.value_encoding() == SyncParameter::FP32 ||
-                (p.method() != SyncParameter::TOPK_ALLGATHER && p.method() != SyncParameter::POWERSGD))
-      << where << "value_encoding: FP16 is not available for method "
-      << SyncParameter::Method_Name(p.method())
-      << " (DENSE, IWP, FIXED_THRESHOLD, RANDOMK and SCALECOM have it)";
+  CAFFE_REQUIRE(p.value_encoding() == SyncParameter::FP32 || p.method() != SyncParameter::POWERSGD)
+      << where << "value_encoding: FP16 is not available for method POWERSGD (its factors "
+      << "travel in fp32)";
   CAFFE_REQUIRE(SyncParameter::Method_IsValid(p.method()))
       << where << "method " << static_cast<int>(p.method()) << " is unknown";
 }

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "caffe/sync/half_precision.hpp"
+
 namespace caffe {
 
 vector<int64_t> TopkAllgatherExchange::BlockSizes(const vector<Blob*>& params, float density,
@@ -41,15 +43,19 @@ int64_t TopkAllgatherExchange::ExchangeSparse(int iter, const vector<Blob*>& par
   int64_t k_total = 0;
   const vector<int64_t> k = BlockSizes(params, density, &k_total);
   // This rank's block: all values, then all indices, blob after blob. The selection
-  // writes the indices straight into it.
-  const int64_t block_bytes = 8 * k_total;
+  // writes the indices straight into it. FP16 values (host kernels then) take 2 bytes,
+  // padded to 4 so that the indices stay aligned; they are gathered in float first.
+  const bool half = param_.value_encoding() == SyncParameter::FP16 && n_ranks > 1;
+  const int64_t value_bytes = half ? (2 * k_total + 3) / 4 * 4 : 4 * k_total;
+  const int64_t block_bytes = value_bytes + 4 * k_total;
   if (!send_) {
     send_ = kernels.NewBuffer();
     receive_ = kernels.NewBuffer();
   }
   send_->Reserve(block_bytes);
-  float* values = send_->as<float>();
-  int32_t* indices = reinterpret_cast<int32_t*>(send_->as<char>() + 4 * k_total);
+  if (half) float_values_.resize(k_total);
+  float* values = half ? float_values_.data() : send_->as<float>();
+  int32_t* indices = reinterpret_cast<int32_t*>(send_->as<char>() + value_bytes);
   vector<Selection> dense(m);
   int64_t offset = 0;
   for (size_t b = 0; b < m; ++b) {
@@ -70,6 +76,15 @@ int64_t TopkAllgatherExchange::ExchangeSparse(int iter, const vector<Blob*>& par
     kernels.Gather(b, indices + offset, k[b], values + offset);
     offset += k[b];
   }
+  if (half) {
+    // What the rounding takes off goes back into this rank's residual below.
+    uint16_t* wire = send_->as<uint16_t>();
+    rounding_.resize(k_total);
+    for (int64_t j = 0; j < k_total; ++j) {
+      wire[j] = FloatToHalf(values[j]);
+      rounding_[j] = values[j] - HalfToFloat(wire[j]);
+    }
+  }
   stats_.AddTime(ExchangeStats::GATHER, PhaseSecondsSince(start));
 
   // Small blobs travel densely by all-reduce (this also zeroes the sparse blobs'
@@ -86,7 +101,12 @@ int64_t TopkAllgatherExchange::ExchangeSparse(int iter, const vector<Blob*>& par
   for (int r = 0; r < n_ranks; ++r) {
     const char* block = receive_->as<char>() + r * block_bytes;
     const float* vals = reinterpret_cast<const float*>(block);
-    const int32_t* idx = reinterpret_cast<const int32_t*>(block + 4 * k_total);
+    if (half) {
+      const uint16_t* wire = reinterpret_cast<const uint16_t*>(block);
+      for (int64_t j = 0; j < k_total; ++j) float_values_[j] = HalfToFloat(wire[j]);
+      vals = float_values_.data();
+    }
+    const int32_t* idx = reinterpret_cast<const int32_t*>(block + value_bytes);
     offset = 0;
     for (size_t b = 0; b < m; ++b) {
       if (dense[b].all) continue;
@@ -98,6 +118,11 @@ int64_t TopkAllgatherExchange::ExchangeSparse(int iter, const vector<Blob*>& par
   for (size_t b = 0; b < m; ++b) {
     if (dense[b].all) continue;
     kernels.ClearAt(b, indices + offset, k[b], iter);
+    if (half) {
+      ResidualSelection sent;
+      sent.indices.assign(indices + offset, indices + offset + k[b]);
+      kernels.AddSelected(b, sent, rounding_.data() + offset);
+    }
     offset += k[b];
   }
   stats_.AddTime(ExchangeStats::SCATTER, PhaseSecondsSince(start));
