@@ -57,7 +57,7 @@ class PowerSgdExchange : public ResidualExchange {
   vector<int64_t> rows_, cols_;
   vector<vector<float>> q_;
   // One step's fused P and Q of all compressed blobs.
-  vector<float> p_all_, q_all_, approximation_;
+  vector<float> p_all_, q_all_;
 };
 
 }  // namespace caffe

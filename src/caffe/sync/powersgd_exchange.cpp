@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <sstream>
 
 #include "caffe/sync/shared_random.hpp"
@@ -165,9 +164,13 @@ int64_t PowerSgdExchange::ExchangeSparse(int iter, const vector<Blob*>& params, 
   }
   stats_.AddTime(ExchangeStats::SELECT, PhaseSecondsSince(start));
 
-  // A factor that is not finite on every rank alike (the sums are the same
-  // everywhere) stops every rank, naming the blob.
-  auto check_finite = [&](const vector<float>& values, const vector<int64_t>& at, const char* what) {
+  // Sums every rank's factors; one that is not finite (the sums are the same
+  // everywhere) stops every rank alike, naming the blob.
+  auto sum_factors = [&](vector<float>* factors, const vector<int64_t>& at, const char* what) {
+    const auto reduce_start = std::chrono::steady_clock::now();
+    AllReduceSum(factors->data(), static_cast<int64_t>(factors->size()));
+    stats_.AddTime(ExchangeStats::ALLREDUCE, PhaseSecondsSince(reduce_start));
+    const vector<float>& values = *factors;
     for (size_t j = 0; j < compressed.size(); ++j) {
       const int64_t end = j + 1 < compressed.size() ? at[j + 1] : static_cast<int64_t>(values.size());
       for (int64_t i = at[j]; i < end; ++i) {
@@ -179,10 +182,7 @@ int64_t PowerSgdExchange::ExchangeSparse(int iter, const vector<Blob*>& params, 
       }
     }
   };
-  start = std::chrono::steady_clock::now();
-  AllReduceSum(p_all_.data(), p_total);
-  stats_.AddTime(ExchangeStats::ALLREDUCE, PhaseSecondsSince(start));
-  check_finite(p_all_, p_at, "P");
+  sum_factors(&p_all_, p_at, "P");
 
   // Q = M^T P with P orthonormalized (the same on every rank: it was summed).
   start = std::chrono::steady_clock::now();
@@ -195,24 +195,19 @@ int64_t PowerSgdExchange::ExchangeSparse(int iter, const vector<Blob*>& params, 
                q_all_.data() + q_at[j]);
   }
   stats_.AddTime(ExchangeStats::SELECT, PhaseSecondsSince(start));
-  start = std::chrono::steady_clock::now();
-  AllReduceSum(q_all_.data(), q_total);
-  stats_.AddTime(ExchangeStats::ALLREDUCE, PhaseSecondsSince(start));
-  check_finite(q_all_, q_at, "Q");
+  sum_factors(&q_all_, q_at, "Q");
 
   // The applied gradient P Q^T / N; what it missed stays in v.
   start = std::chrono::steady_clock::now();
   for (size_t j = 0; j < compressed.size(); ++j) {
     const size_t b = compressed[j];
     const int r = RankFor(b);
-    const int64_t n = params[b]->count();
-    approximation_.resize(n);
     const float* p = p_all_.data() + p_at[j];
     const float* q = q_all_.data() + q_at[j];
-    math::gemm(math::NoTrans, math::Trans, rows_[b], cols_[b], r, inv, p, q, 0.f,
-               approximation_.data());
-    std::memcpy(params[b]->mutable_cpu_diff(), approximation_.data(), n * sizeof(float));
-    residual_kernels().Subtract(b, approximation_.data());
+    // Straight into the diff, which the host kernels then take off v.
+    float* applied = params[b]->mutable_cpu_diff();
+    math::gemm(math::NoTrans, math::Trans, rows_[b], cols_[b], r, inv, p, q, 0.f, applied);
+    residual_kernels().Subtract(b, applied);
     // The next step starts from this Q; a column that came out 0 (nothing left in
     // its direction) is drawn afresh, or the power iteration could not leave 0.
     std::copy(q, q + cols_[b] * r, q_[b].begin());
