@@ -32,7 +32,7 @@ fi
 # with, and keeps FMA, whose rounding the BatchNorm GPU test matches exactly.
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCPU_ONLY=OFF -DCUDA_ARCH=90 \
   -DNATIVE_ARCH=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3 \
-  -DUSE_OPENCV=OFF -DUSE_DNNL=OFF -DUSE_MPI=OFF "${launchers[@]}" >/dev/null
+  -DUSE_OPENCV=OFF -DUSE_DNNL=OFF -DUSE_MPI=OFF -DBUILD_PYTHON=OFF "${launchers[@]}" >/dev/null
 targets=(caffe test_gpu_all)
 [[ -f bench/gpu_iwp_selection_bench.cpp ]] && targets+=(gpu_iwp_selection_bench)
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"

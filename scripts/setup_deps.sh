@@ -13,6 +13,8 @@ PACKAGES=(
   libopencv-dev
   dataset-fashion-mnist
   python3-matplotlib
+  pybind11-dev python3-dev python3-numpy python3-protobuf python3-pytest
+  python3-pil python3-pydot graphviz
   clang
 )
 

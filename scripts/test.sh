@@ -22,7 +22,10 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
     echo "test.sh: compiling the CUDA variant in ${BUILD_DIR}-cuda"
     # Library and tools only: the suites are the same sources as the CPU build, and
     # compiling them twice would double CI time for no extra coverage.
-    cmake -S . -B "${BUILD_DIR}-cuda" -DCMAKE_BUILD_TYPE=Release -DCPU_ONLY=OFF -DBUILD_TESTS=OFF ${CMAKE_ARGS:-}
+    # Its Python module stays in its own folder: python/caffe holds the CPU build's,
+    # which the pytest suites load.
+    cmake -S . -B "${BUILD_DIR}-cuda" -DCMAKE_BUILD_TYPE=Release -DCPU_ONLY=OFF -DBUILD_TESTS=OFF \
+      -DPYCAFFE_OUTPUT_DIR="$ROOT/${BUILD_DIR}-cuda/python/caffe" ${CMAKE_ARGS:-}
     cmake --build "${BUILD_DIR}-cuda" -j "$JOBS"
   fi
 else

@@ -112,6 +112,9 @@ class Solver {
   int display_start_iter_ = 0;
   HostDeviceTransfers display_start_transfers_;
   bool requested_early_exit_ = false;
+  // Every rank starts from rank 0's weights: the first Step after an exchange is set
+  // broadcasts them (after any Restore or weight loading), whoever drives the solver.
+  bool initial_weights_shared_ = false;
 };
 
 // Solvers register under their `type` string ("SGD", "Adam", ...).

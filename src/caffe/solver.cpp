@@ -180,6 +180,7 @@ Solver::~Solver() {
 
 void Solver::set_gradient_exchange(shared_ptr<GradientExchange> exchange) {
   exchange_ = std::move(exchange);
+  initial_weights_shared_ = false;
   exchanged_params_.clear();
   exchanged_lr_mults_.clear();
   statistic_params_.clear();
@@ -365,6 +366,10 @@ void Solver::Step(int iters) {
   display_start_ = std::chrono::steady_clock::now();
   display_start_iter_ = iter_;
   display_start_transfers_ = SyncedMemoryTransfers();
+  if (exchange_ && !initial_weights_shared_) {
+    exchange_->BroadcastInitialWeights(net_->learnable_params());
+    initial_weights_shared_ = true;
+  }
 
   while (iter_ < stop_iter) {
     net_->ClearParamDiffs();
@@ -435,7 +440,6 @@ void Solver::Solve(const string& resume_file) {
     LOG_IF(INFO, is_root()) << "Restoring previous solver status from " << resume_file;
     Restore(resume_file);
   }
-  if (exchange_) exchange_->BroadcastInitialWeights(net_->learnable_params());
   Step(param_.max_iter() - iter_);
   if (param_.snapshot_after_train() && (!param_.snapshot() || iter_ % param_.snapshot() != 0)) {
     Snapshot();

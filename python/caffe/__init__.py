@@ -1,0 +1,37 @@
+"""caffe-iwp's Python interface, following BVLC Caffe's pycaffe: the same module,
+class and function names, so that existing user scripts run unchanged.
+
+    PYTHONPATH=python python3 -c "import caffe; print(caffe.layer_type_list())"
+"""
+import sys as _sys
+
+# Inside a C++ program that embeds the interpreter (`caffe train` running a Python
+# layer) the extension is compiled into the program: use that copy, since loading the
+# shared library as well would put a second copy of the framework in the process.
+if "_caffe" in _sys.builtin_module_names:
+    import _caffe
+    _sys.modules[__name__ + "._caffe"] = _caffe
+else:
+    from . import _caffe
+
+from ._caffe import (TRAIN, TEST, CaffeError, Blob, set_mode_cpu, set_mode_gpu, set_device,
+                     set_random_seed, layer_type_list, solver_rank, solver_count, init_log,
+                     get_solver)
+from .pycaffe import (Layer, Net, Solver, SGDSolver, NesterovSolver, AdaGradSolver,
+                      RMSPropSolver, AdaDeltaSolver, AdamSolver)
+from . import io
+from .classifier import Classifier
+from .detector import Detector
+from .net_spec import layers, params, NetSpec, to_proto
+
+
+def _end_the_job_on_an_uncaught_error(kind, value, trace, _report=_sys.excepthook):
+    """A rank that stops on an error ends the whole MPI job instead of leaving the
+    other ranks waiting for it (as `caffe train` does)."""
+    _report(kind, value, trace)
+    if _caffe._in_multi_rank_job():
+        _sys.stderr.flush()
+        _caffe._abort_job()
+
+
+_sys.excepthook = _end_the_job_on_an_uncaught_error
