@@ -280,3 +280,14 @@ def test_gpu_mode_reports_a_missing_gpu():
         caffe.set_device(0)
     finally:
         caffe.set_mode_cpu()
+
+
+def test_set_random_seed_repeats_weight_fillers(model):
+    caffe.set_random_seed(11)
+    first = caffe.Net(model, caffe.TEST).params["conv"][0].data.copy()
+    caffe.set_random_seed(11)
+    again = caffe.Net(model, caffe.TEST).params["conv"][0].data.copy()
+    caffe.set_random_seed(12)
+    other = caffe.Net(model, caffe.TEST).params["conv"][0].data.copy()
+    np.testing.assert_array_equal(first, again)
+    assert not np.array_equal(first, other)
