@@ -1,5 +1,5 @@
 # Thin wrapper for Caffe habits: reads Makefile.config and drives CMake, the one
-# real build. `make -j2`, `make test`, `make clean`.
+# real build. `make -j2`, `make test`, `make pycaffe`, `make pytest`, `make clean`.
 CONFIG_FILE ?= Makefile.config
 -include $(CONFIG_FILE)
 
@@ -14,7 +14,8 @@ CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=Release \
   -DUSE_OPENCV=$(call on_off,$(or $(USE_OPENCV),1)) \
   -DUSE_DNNL=$(call on_off,$(or $(USE_DNNL),1)) \
   -DCUDA_ARCH="$(or $(CUDA_ARCH),90)" \
-  -DBLAS=$(or $(BLAS),open)
+  -DBLAS=$(or $(BLAS),open) \
+  -DBUILD_PYTHON=$(call on_off,$(or $(WITH_PYTHON_LAYER),1))
 
 # Pass -jN through to the CMake build.
 JOBS := $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS)))
@@ -22,7 +23,7 @@ ifeq ($(JOBS),)
 JOBS := 2
 endif
 
-.PHONY: all configure test runtest clean
+.PHONY: all configure test runtest pycaffe pytest clean
 all: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
@@ -31,6 +32,13 @@ configure:
 
 test runtest: all
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# Caffe's targets for the Python interface: the module in python/caffe, and its suites.
+pycaffe: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target _caffe
+
+pytest: all
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -R pycaffe
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -292,19 +292,27 @@ TEST(DataLayerTest, BadParametersAreErrors) {
   }
 }
 
-TEST(DataLayerTest, RunsInsideANet) {
+TEST(DataLayerTest, RunsInsideANetShardedForTrainingWholeForTesting) {
   const std::string source = WriteRecords(4);
-  NetParameter net_param = ParseNet(
-      "name: 'n' layer { name: 'data' type: 'Data' top: 'data' top: 'label' "
-      "data_param { source: '" + source + "' batch_size: 2 backend: LMDB } }");
-  auto context = std::make_shared<Context>();
-  context->set_rank(1, 2);
-  Net net(net_param, context);
-  const vector<Blob*>& outputs = net.Forward();
-  ASSERT_EQ(outputs.size(), 2u);
-  // Rank 1 of 2 keeps records 1 and 3.
-  EXPECT_EQ(outputs[1]->cpu_data()[0], 1);
-  EXPECT_EQ(outputs[1]->cpu_data()[1], 3);
+  for (const std::string phase : {"TRAIN", "TEST"}) {
+    NetParameter net_param = ParseNet(
+        "name: 'n' state { phase: " + phase + " } "
+        "layer { name: 'data' type: 'Data' top: 'data' top: 'label' "
+        "data_param { source: '" + source + "' batch_size: 2 backend: LMDB } }");
+    auto context = std::make_shared<Context>();
+    context->set_rank(1, 2);
+    Net net(net_param, context);
+    vector<float> labels;
+    for (int pass = 0; pass < 2; ++pass) {
+      const vector<Blob*>& outputs = net.Forward();
+      ASSERT_EQ(outputs.size(), 2u);
+      labels.insert(labels.end(), outputs[1]->cpu_data(), outputs[1]->cpu_data() + 2);
+    }
+    // Training, rank 1 of 2 keeps records 1 and 3; a test pass (rank 0's for the job)
+    // reads every record, so that its score covers the whole test set.
+    EXPECT_EQ(labels, phase == "TRAIN" ? (vector<float>{1, 3, 1, 3}) : (vector<float>{0, 1, 2, 3}))
+        << phase;
+  }
 }
 
 // A data layer whose loader fails with a non-caffe exception on its third batch.

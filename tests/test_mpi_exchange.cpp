@@ -312,6 +312,55 @@ TEST(IwpExchangeTest, RescaledResidualsConserveTheWeightChange) {
   }
 }
 
+// residual_leak: before each step the waiting residual shrinks by the leak, and
+// exactly that is lost: N x applied + residuals + leaked = sum of local gradients,
+// where leaked adds up leak x (each rank's residual before each step).
+TEST(IwpExchangeTest, LeakyResidualsLoseExactlyWhatLeaks) {
+  const int n = g_comm->size();
+  const float leak = 0.1f;
+  for (const auto method : {SyncParameter::IWP, SyncParameter::RANDOMK}) {
+    auto exchange = CreateGradientExchange(
+        MakeSync(method, "seed: 1 residual_leak: 0.1"), g_comm);
+    auto* residual_exchange = dynamic_cast<ResidualExchange*>(exchange.get());
+    ASSERT_NE(residual_exchange, nullptr);
+    FakeParams params;
+    const size_t m = params.ptrs.size();
+    vector<vector<double>> applied(m), local(m), leaked(m);
+    for (size_t b = 0; b < m; ++b) {
+      for (auto* x : {&applied[b], &local[b], &leaked[b]}) x->assign(params.ptrs[b]->count(), 0);
+    }
+    for (int t = 0; t < 12; ++t) {
+      params.SetGradients(g_comm->rank(), t);
+      for (size_t b = 0; b < m; ++b) {
+        const float* g = params.ptrs[b]->cpu_diff();
+        const vector<float>* waiting = t > 0 ? &residual_exchange->residual(b) : nullptr;
+        for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) {
+          local[b][i] += g[i];
+          if (waiting) leaked[b][i] += leak * (*waiting)[i];
+        }
+      }
+      exchange->Exchange(t, params.ptrs);
+      for (size_t b = 0; b < m; ++b) {
+        for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) applied[b][i] += params.ptrs[b]->cpu_diff()[i];
+      }
+    }
+    double total_leaked = 0;
+    for (size_t b = 0; b < m; ++b) {
+      vector<double> resid(residual_exchange->residual(b).begin(), residual_exchange->residual(b).end());
+      const vector<double> sum_local = SumOverRanks(local[b]);
+      const vector<double> sum_resid = SumOverRanks(resid);
+      const vector<double> sum_leaked = SumOverRanks(leaked[b]);
+      for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) {
+        ASSERT_NEAR(n * applied[b][i] + sum_resid[i] + sum_leaked[i], sum_local[i],
+                    1e-3 * std::max(1.0, std::fabs(sum_local[i])))
+            << method << " blob " << b << " coordinate " << i;
+        total_leaked += std::fabs(sum_leaked[i]);
+      }
+    }
+    EXPECT_GT(total_leaked, 1.0) << "nothing leaked: the option had no effect";
+  }
+}
+
 TEST(IwpExchangeTest, DensityOneEqualsDense) {
   auto iwp = CreateGradientExchange(MakeSync(SyncParameter::IWP, "density: 1"), g_comm);
   auto dense = CreateGradientExchange(MakeSync(SyncParameter::DENSE), g_comm);

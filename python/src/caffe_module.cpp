@@ -251,7 +251,8 @@ void DefineNet(py::module_& m) {
       .def_property_readonly(
           "blobs", [](Layer& l) -> BlobVec& { return l.blobs(); }, py::return_value_policy::reference_internal);
 
-  py::class_<Net, shared_ptr<Net>>(m, "Net")
+  // dynamic_attr: scripts hang their own things on a net (a transformer, labels).
+  py::class_<Net, shared_ptr<Net>>(m, "Net", py::dynamic_attr())
       .def(py::init(&MakeNet), "network_file"_a, "phase"_a, "level"_a = 0,
            "stages"_a = vector<string>{}, "weights"_a = py::none())
       .def(py::init([](const string& model, const string& weights, int phase, int level,

@@ -75,6 +75,8 @@ def test_names_and_dictionaries(net):
     assert net._blob_names == list(net.blobs)
     blob = net.blobs["data"]
     assert (blob.num, blob.channels, blob.height, blob.width, blob.count) == (2, 1, 5, 5, 50)
+    net.class_names = ["a", "b", "c"]  # scripts keep their own things on a net
+    assert net.class_names == ["a", "b", "c"]
 
 
 def test_construction_forms(model, tmp_path):

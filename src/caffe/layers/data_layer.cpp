@@ -18,8 +18,11 @@ void DataLayer::DataLayerSetUp(const vector<Blob*>& top) {
   LAYER_REQUIRE(!source_.empty()) << "data_param.source is empty";
   LAYER_REQUIRE(param.batch_size() > 0) << "data_param.batch_size must be positive";
   batch_size_ = static_cast<int>(param.batch_size());
-  rank_ = context().rank();
-  world_size_ = context().world_size();
+  // Each rank trains on its own share of the records. A test pass reads them all:
+  // rank 0 tests for the job, and its score must be over the whole test set.
+  const bool shard = phase_ == TRAIN;
+  rank_ = shard ? context().rank() : 0;
+  world_size_ = shard ? context().world_size() : 1;
   CHECK(world_size_ > 0 && rank_ >= 0 && rank_ < world_size_)
       << "rank " << rank_ << " of world size " << world_size_;
 

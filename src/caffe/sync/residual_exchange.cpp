@@ -217,6 +217,7 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
     kernels_->Scale(rate_change_);
   }
   rate_change_ = 1.f;  // the solver states it again before the next step
+  if (param_.residual_leak() > 0) kernels_->Scale(1.f - param_.residual_leak());
   kernels_->ClipAndAccumulate(params, LocalClipNorm(), momentum_);
   stats_.AddTime(ExchangeStats::ACCUMULATE, SecondsSince(start));
 
