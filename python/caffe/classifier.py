@@ -2,7 +2,7 @@
 averaged over 10 oversampled crops or from the centre crop alone."""
 import numpy as np
 
-from .io import Transformer, oversample as oversample_crops, resize_image
+from .io import image_transformer, oversample as oversample_crops, resize_image
 from .pycaffe import Net
 from ._caffe import TEST
 
@@ -16,16 +16,8 @@ class Classifier(Net):
                  input_scale=None, raw_scale=None, channel_swap=None):
         Net.__init__(self, model_file, pretrained_file, TEST)
         in_ = self.inputs[0]
-        self.transformer = Transformer({in_: self.blobs[in_].data.shape})
-        self.transformer.set_transpose(in_, (2, 0, 1))
-        if mean is not None:
-            self.transformer.set_mean(in_, mean)
-        if input_scale is not None:
-            self.transformer.set_input_scale(in_, input_scale)
-        if raw_scale is not None:
-            self.transformer.set_raw_scale(in_, raw_scale)
-        if channel_swap is not None:
-            self.transformer.set_channel_swap(in_, channel_swap)
+        self.transformer = image_transformer(in_, self.blobs[in_].data.shape, mean,
+                                             input_scale, raw_scale, channel_swap)
         self.crop_dims = np.array(self.blobs[in_].data.shape[2:])
         if image_dims is None or len(image_dims) == 0:
             image_dims = self.crop_dims

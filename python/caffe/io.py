@@ -138,6 +138,23 @@ class Transformer:
         return image
 
 
+def image_transformer(in_, shape, mean=None, input_scale=None, raw_scale=None,
+                      channel_swap=None):
+    """A Transformer for H x W x K images into input `in_` of `shape`, as Classifier and
+    Detector set one up: transposed to K x H x W, and each given setting applied."""
+    transformer = Transformer({in_: shape})
+    transformer.set_transpose(in_, (2, 0, 1))
+    if mean is not None:
+        transformer.set_mean(in_, mean)
+    if input_scale is not None:
+        transformer.set_input_scale(in_, input_scale)
+    if raw_scale is not None:
+        transformer.set_raw_scale(in_, raw_scale)
+    if channel_swap is not None:
+        transformer.set_channel_swap(in_, channel_swap)
+    return transformer
+
+
 def load_image(filename, color=True):
     """Reads an image file as float32 in [0, 1]: H x W x 3 (RGB; grey is repeated,
     alpha dropped), or H x W x 1 when color is False. 16-bit grey is scaled by 1/65535."""
