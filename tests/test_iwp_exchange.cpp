@@ -264,7 +264,8 @@ TEST(IwpExchangeLocalTest, NonFiniteResidualIsAnErrorNamingTheBlob) {
 TEST(IwpExchangeLocalTest, EpsilonMustBePositive) {
   for (const string bad : {"epsilon: 0", "epsilon: -1", "stochastic_fraction: 1",
                            "max_dense_share: 2", "leader: PER_LAYER layer_wise: false",
-                           "residual_leak: 1", "residual_leak: -0.1", "method: DENSE residual_leak: 0.1"}) {
+                           "residual_leak: 1", "residual_leak: -0.1", "method: DENSE residual_leak: 0.1",
+                           "method: DENSE flush_at_rate_drop: true"}) {
     EXPECT_THROW(ValidateSyncParameter(Sync(bad), "s.prototxt"), Error) << bad;
   }
   EXPECT_NO_THROW(ValidateSyncParameter(Sync("epsilon: 1e-8"), "s.prototxt"));

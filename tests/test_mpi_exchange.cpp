@@ -361,6 +361,58 @@ TEST(IwpExchangeTest, LeakyResidualsLoseExactlyWhatLeaks) {
   }
 }
 
+// flush_at_rate_drop: at a step after which the rate falls to half or less, every
+// waiting residual travels (all residuals end at zero and N x applied = the ranks'
+// summed gradients so far); a milder fall, or none, leaves the step sparse.
+TEST(IwpExchangeTest, FlushAtRateDropSendsEverythingThatWaits) {
+  const int n = g_comm->size();
+  for (const auto method : {SyncParameter::IWP, SyncParameter::RANDOMK, SyncParameter::SCALECOM,
+                            SyncParameter::TOPK_ALLGATHER}) {
+    auto exchange = CreateGradientExchange(
+        MakeSync(method, "seed: 1 flush_at_rate_drop: true"), g_comm);
+    auto* residual_exchange = dynamic_cast<ResidualExchange*>(exchange.get());
+    ASSERT_NE(residual_exchange, nullptr);
+    ASSERT_TRUE(exchange->wants_step_rates());
+    FakeParams params;
+    const size_t m = params.ptrs.size();
+    vector<vector<double>> applied(m), local(m);
+    for (size_t b = 0; b < m; ++b) {
+      applied[b].assign(params.ptrs[b]->count(), 0);
+      local[b].assign(params.ptrs[b]->count(), 0);
+    }
+    auto waiting = [&]() {
+      double sum = 0;
+      for (size_t b = 0; b < m; ++b) {
+        for (float v : residual_exchange->residual(b)) sum += std::fabs(v);
+      }
+      return SumOverRanks(vector<double>{sum})[0];
+    };
+    for (int t = 0; t < 6; ++t) {
+      params.SetGradients(g_comm->rank(), t);
+      for (size_t b = 0; b < m; ++b) {
+        for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) local[b][i] += params.ptrs[b]->cpu_diff()[i];
+      }
+      // Step 1 is followed by a fall to 0.6 of the rate, step 3 by a tenfold drop.
+      const float next = t == 1 ? 0.6f : (t == 3 ? 0.1f : 1.f);
+      exchange->set_step_rates(vector<float>(m, 0.01f), 1.f, next);
+      exchange->Exchange(t, params.ptrs);
+      for (size_t b = 0; b < m; ++b) {
+        for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) applied[b][i] += params.ptrs[b]->cpu_diff()[i];
+      }
+      if (t == 1 || t == 4) EXPECT_GT(waiting(), 1.0) << method << " step " << t << " sent everything";
+      if (t != 3) continue;
+      EXPECT_EQ(waiting(), 0.0) << method << ": residuals left after the flush";
+      for (size_t b = 0; b < m; ++b) {
+        const vector<double> sum_local = SumOverRanks(local[b]);
+        for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) {
+          ASSERT_NEAR(n * applied[b][i], sum_local[i], 1e-3 * std::max(1.0, std::fabs(sum_local[i])))
+              << method << " blob " << b << " coordinate " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(IwpExchangeTest, DensityOneEqualsDense) {
   auto iwp = CreateGradientExchange(MakeSync(SyncParameter::IWP, "density: 1"), g_comm);
   auto dense = CreateGradientExchange(MakeSync(SyncParameter::DENSE), g_comm);

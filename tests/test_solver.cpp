@@ -7,6 +7,7 @@
 
 #include "caffe/solver.hpp"
 #include "caffe/sync/local_communicator.hpp"
+#include "caffe/sync/residual_exchange.hpp"
 #include "caffe/util/io.hpp"
 #include "test_util.hpp"
 
@@ -333,6 +334,36 @@ TEST(SolverTest, OneRankSparseExchangeResumesExactly) {
   for (size_t p = 0; p < a.size(); ++p)
     for (int64_t i = 0; i < a[p]->count(); ++i)
       ASSERT_EQ(a[p]->cpu_data()[i], b[p]->cpu_data()[i]) << "param " << p << " element " << i;
+}
+
+// flush_at_rate_drop through the solver: it tells the exchange the next step's rate,
+// so the step before each multistep drop (to half, at iterations 3 and 7) sends every
+// waiting residual and the steps before it do not.
+TEST(SolverTest, FlushAtRateDropEmptiesTheResidualsBeforeEachDrop) {
+  SolverParameter param = ResumeParam("SGD", MakeTempDir("flush") + "/f");
+  ParseProtoFromText("method: IWP density: 0.2 min_layer_size: 10 flush_at_rate_drop: true",
+                     "<sync>", param.mutable_sync_param());
+  auto solver = SolverRegistry::CreateSolver(param, std::make_shared<Context>());
+  solver->set_gradient_exchange(
+      CreateGradientExchange(param.sync_param(), std::make_shared<LocalCommunicator>()));
+  auto* exchange = dynamic_cast<ResidualExchange*>(solver->gradient_exchange().get());
+  ASSERT_NE(exchange, nullptr);
+  auto waiting = [&]() {
+    double sum = 0;
+    for (size_t b = 0; b < solver->net()->learnable_params().size(); ++b) {
+      for (float v : exchange->residual(b)) sum += std::fabs(v);
+    }
+    return sum;
+  };
+  const vector<bool> expect_empty = {false, false, true, false, false, false, true, false};
+  for (int t = 0; t < 8; ++t) {
+    solver->Step(1);
+    if (expect_empty[t]) {
+      EXPECT_EQ(waiting(), 0.0) << "iteration " << t << ", the last before a drop";
+    } else {
+      EXPECT_GT(waiting(), 0.0) << "iteration " << t;
+    }
+  }
 }
 
 // With momentum correction the exchange applies the momentum, so the weight decay

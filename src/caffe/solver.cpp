@@ -412,7 +412,9 @@ void Solver::Step(int iters) {
         // The rate the residuals were gathered under: the previous iteration's (also
         // right after a restore, which resumes at the iteration after the snapshot).
         const float previous = iter_ > 0 ? GetLearningRateAt(iter_ - 1) : rate;
-        exchange_->set_step_rates(rates, rate > 0 && previous > 0 ? previous / rate : 1.f);
+        const float next = GetLearningRateAt(iter_ + 1);
+        exchange_->set_step_rates(rates, rate > 0 && previous > 0 ? previous / rate : 1.f,
+                                  rate > 0 ? next / rate : 1.f);
       }
       exchange_->Exchange(iter_, exchanged_params_);
     }

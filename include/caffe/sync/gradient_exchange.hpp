@@ -35,15 +35,19 @@ class GradientExchange {
   // momentum correction) takes it and returns true, and the solver then runs plain SGD.
   virtual bool TakeOverMomentum(float momentum) { return false; }
   // Before each Exchange: the rate the solver will apply to each blob's diff (base
-  // rate x lr_mult), for a rate limit (SyncParameter.max_relative_step), and the
-  // previous step's base rate over this one's (SyncParameter.rescale_residuals).
-  void set_step_rates(const vector<float>& rates, float rate_change = 1.f) {
+  // rate x lr_mult), for a rate limit (SyncParameter.max_relative_step), the previous
+  // step's base rate over this one's (SyncParameter.rescale_residuals), and the next
+  // step's base rate over this one's (SyncParameter.flush_at_rate_drop).
+  void set_step_rates(const vector<float>& rates, float rate_change = 1.f,
+                      float next_rate_change = 1.f) {
     step_rates_ = rates;
     rate_change_ = rate_change;
+    next_rate_change_ = next_rate_change;
   }
   // Whether the solver must call set_step_rates before each Exchange.
   bool wants_step_rates() const {
-    return param_.max_relative_step() > 0 || param_.rescale_residuals();
+    return param_.max_relative_step() > 0 || param_.rescale_residuals() ||
+           param_.flush_at_rate_drop();
   }
 
   // What the solver knows about its net: for each parameter, the layer after whose
@@ -112,6 +116,7 @@ class GradientExchange {
   vector<int> param_ready_layers_;
   vector<float> step_rates_;
   float rate_change_ = 1.f;
+  float next_rate_change_ = 1.f;
   bool gpu_mode_ = false;
   ExchangeStats stats_;
 };

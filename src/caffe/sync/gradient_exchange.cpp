@@ -170,6 +170,8 @@ void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
       << where << "residual_leak must lie in [0, 1), found " << p.residual_leak();
   CAFFE_REQUIRE(p.residual_leak() == 0 || p.method() != SyncParameter::DENSE)
       << where << "residual_leak needs a method that keeps residuals (not DENSE)";
+  CAFFE_REQUIRE(!p.flush_at_rate_drop() || p.method() != SyncParameter::DENSE)
+      << where << "flush_at_rate_drop needs a method that keeps residuals (not DENSE)";
   CAFFE_REQUIRE(SyncParameter::Method_IsValid(p.method()))
       << where << "method " << static_cast<int>(p.method()) << " is unknown";
 }

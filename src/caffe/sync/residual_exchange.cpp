@@ -224,10 +224,19 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
   int64_t total = 0;
   for (Blob* p : params) total += p->count();
   const float density = DensityAt(iter);
+  // The rate falls to half or less after this step: what waits goes now, at the rate
+  // it was gathered under (flush_at_rate_drop).
+  const bool flush = param_.flush_at_rate_drop() && density < 1.f && next_rate_change_ <= 0.5f;
+  next_rate_change_ = 1.f;  // the solver states it again before the next step
+  if (flush && comm_->rank() == 0) {
+    LOG(INFO) << "sync (" << method_name() << "): iteration " << iter
+              << ": the rate falls after this step; every waiting residual is sent now "
+                 "(flush_at_rate_drop)";
+  }
   int64_t sent = 0;
-  const bool probe = param_.measure_capture() && density < 1.f;
+  const bool probe = param_.measure_capture() && density < 1.f && !flush;
   const int64_t probe_bytes = probe ? SumResidualsForProbe(params) : 0;
-  if (density >= 1.f) {
+  if (density >= 1.f || flush) {
     vector<Selection> all(params.size());
     for (Selection& s : all) s.all = true;
     sent = ReduceSelected(params, all);
