@@ -6,10 +6,14 @@
 //   Q = M^T P, all-reduced; the applied gradient is P Q^T / N on every rank,
 //   and v = M - P Q^T / N keeps what the approximation missed (error feedback),
 // so N x (applied) + (sum of residuals) = (sum of local gradients), as for every
-// residual method. Q is kept for the next step (warm start); the first comes from
-// the shared seed. A blob with r (n + m) >= n m gains nothing from the factors and
-// travels dense, all such blobs in one buffer. Both all-reduces are rings of fixed
-// size: the traffic per rank does not grow with N. The state stays on the host.
+// residual method. Q is kept for the next step (warm start, its columns scaled to
+// unit norm); the first comes from the shared seed. A blob with r (n + m) >= n m
+// gains nothing from the factors and travels dense, all such blobs in one buffer.
+// Both all-reduces are rings of fixed size: the traffic per rank does not grow with
+// N. The state stays on the host. With value_encoding FP16 both factors travel in
+// half precision and the invariant still holds to float accuracy: every rank applies
+// the same rounded sums and takes off its residual what it applied (the dense buffer
+// keeps its roundings as the sparse methods do).
 #ifndef CAFFE_SYNC_POWERSGD_EXCHANGE_HPP_
 #define CAFFE_SYNC_POWERSGD_EXCHANGE_HPP_
 
@@ -56,8 +60,9 @@ class PowerSgdExchange : public ResidualExchange {
 
   vector<int64_t> rows_, cols_;
   vector<vector<float>> q_;
-  // One step's fused P and Q of all compressed blobs.
-  vector<float> p_all_, q_all_;
+  // One step's fused P and Q of all compressed blobs, and what FP16's roundings took
+  // off them (the all-reduce's scratch: the applied factors already account for it).
+  vector<float> p_all_, q_all_, factor_rounding_;
 };
 
 }  // namespace caffe

@@ -163,9 +163,6 @@ void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
     CAFFE_REQUIRE(p.max_relative_step() == 0)
         << where << "max_relative_step does not apply to method POWERSGD";
   }
-  CAFFE_REQUIRE(p.value_encoding() == SyncParameter::FP32 || p.method() != SyncParameter::POWERSGD)
-      << where << "value_encoding: FP16 is not available for method POWERSGD (its factors "
-      << "travel in fp32)";
   CAFFE_REQUIRE(p.residual_leak() >= 0 && p.residual_leak() < 1)
       << where << "residual_leak must lie in [0, 1), found " << p.residual_leak();
   CAFFE_REQUIRE(p.residual_leak() == 0 || p.method() != SyncParameter::DENSE)

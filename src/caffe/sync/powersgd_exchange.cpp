@@ -165,10 +165,20 @@ int64_t PowerSgdExchange::ExchangeSparse(int iter, const vector<Blob*>& params, 
   stats_.AddTime(ExchangeStats::SELECT, PhaseSecondsSince(start));
 
   // Sums every rank's factors; one that is not finite (the sums are the same
-  // everywhere) stops every rank alike, naming the blob.
+  // everywhere) stops every rank alike, naming the blob. With FP16 the wire's
+  // roundings need no bookkeeping: every rank works on the same rounded sums, P's
+  // only tilt the basis, and Q's are in the P Q^T / N that every rank applies and
+  // takes off its residual, so the residuals hold them.
+  const bool half = param_.value_encoding() == SyncParameter::FP16 && comm_->size() > 1;
   auto sum_factors = [&](vector<float>* factors, const vector<int64_t>& at, const char* what) {
     const auto reduce_start = std::chrono::steady_clock::now();
-    AllReduceSum(factors->data(), static_cast<int64_t>(factors->size()));
+    if (half) {
+      factor_rounding_.assign(factors->size(), 0.f);
+      comm_->AllReduceSumHalf(factors->data(), static_cast<int64_t>(factors->size()),
+                              factor_rounding_.data());
+    } else {
+      AllReduceSum(factors->data(), static_cast<int64_t>(factors->size()));
+    }
     stats_.AddTime(ExchangeStats::ALLREDUCE, PhaseSecondsSince(reduce_start));
     const vector<float>& values = *factors;
     for (size_t j = 0; j < compressed.size(); ++j) {
@@ -208,13 +218,22 @@ int64_t PowerSgdExchange::ExchangeSparse(int iter, const vector<Blob*>& params, 
     float* applied = params[b]->mutable_cpu_diff();
     math::gemm(math::NoTrans, math::Trans, rows_[b], cols_[b], r, inv, p, q, 0.f, applied);
     residual_kernels().Subtract(b, applied);
-    // The next step starts from this Q; a column that came out 0 (nothing left in
-    // its direction) is drawn afresh, or the power iteration could not leave 0.
+    // The next step starts from this Q, its columns scaled to unit norm: P once
+    // orthonormalized does not depend on their scale, and P = M Q then has the
+    // gradient's size, not its square (with FP16, gradients of 1e-4 would make P fall
+    // below half precision's range). A column that came out 0 (nothing left in its
+    // direction) is drawn afresh, or the power iteration could not leave 0.
     std::copy(q, q + cols_[b] * r, q_[b].begin());
+    float* kept = q_[b].data();
     for (int c = 0; c < r; ++c) {
-      bool zero = true;
-      for (int64_t i = 0; i < cols_[b] && zero; ++i) zero = q_[b][i * r + c] == 0.f;
-      if (zero) DrawColumn(b, cols_[b], r, c);
+      double squares = 0;
+      for (int64_t i = 0; i < cols_[b]; ++i) squares += double(kept[i * r + c]) * kept[i * r + c];
+      if (squares == 0) {
+        DrawColumn(b, cols_[b], r, c);
+        continue;
+      }
+      const float scale = static_cast<float>(1 / std::sqrt(squares));
+      for (int64_t i = 0; i < cols_[b]; ++i) kept[i * r + c] *= scale;
     }
   }
   stats_.AddTime(ExchangeStats::SCATTER, PhaseSecondsSince(start));
