@@ -3,7 +3,7 @@
 // (bench/cpu_vs_torch.py drives it).
 //
 //   cpu_train_step -model M [-threads T] [-stage synthetic] [-serve]
-//                  [-warmup W -rounds R -steps K]
+//                  [-warmup W -rounds R -steps K] [-share_diffs=false]
 //
 // Without -serve it runs W warm-up steps, then R rounds of K steps, and prints the
 // median step time. With -serve it reads commands on stdin, one per line, and answers
@@ -40,6 +40,9 @@ DEFINE_string(model, "", "Net prototxt with a synthetic (DummyData) stage.");
 DEFINE_string(stage, "synthetic", "Net stage(s), comma separated.");
 DEFINE_int32(threads, 0, "Threads for OpenBLAS, oneDNN and the project's loops (0: all cores).");
 DEFINE_bool(serve, false, "Read commands from stdin (see the file comment).");
+DEFINE_bool(share_diffs, true,
+            "Let activation diffs share memory (Net::ShareActivationDiffs), as caffe train "
+            "does.");
 DEFINE_int32(warmup, 2, "Untimed steps (without -serve).");
 DEFINE_int32(rounds, 3, "Timed rounds (without -serve).");
 DEFINE_int32(steps, 5, "Steps per round (without -serve).");
@@ -71,7 +74,10 @@ shared_ptr<Solver> MakeSolver() {
   param.set_random_seed(1);
   auto context = std::make_shared<Context>(1);
   context->set_mode(Mode::CPU);
-  return SolverRegistry::CreateSolver(param, context, "cpu_train_step");
+  auto solver = SolverRegistry::CreateSolver(param, context, "cpu_train_step");
+  // As `caffe train` does (its -share_diffs flag, on by default).
+  if (FLAGS_share_diffs) solver->net()->ShareActivationDiffs();
+  return solver;
 }
 
 vector<double> TimedSteps(Solver& solver, int steps) {

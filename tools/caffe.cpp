@@ -48,6 +48,10 @@ DEFINE_string(engine, "DEFAULT",
               "What a layer's `engine: DEFAULT` means: DEFAULT (the engine measured faster "
               "per layer type; cuDNN on a GPU), CAFFE, DNNL or CUDNN (that engine for every "
               "such layer). A layer's explicit engine always wins.");
+DEFINE_bool(share_diffs, true,
+            "Let activation gradients whose lifetimes in backward do not overlap share "
+            "memory (Net::ShareActivationDiffs); off also under debug_info or "
+            "force_backward.");
 DEFINE_string(sync_stats, "",
               "Write the gradient exchange's per-iteration, per-blob statistics to this CSV "
               "(rank 0's view).");
@@ -151,6 +155,25 @@ void CopyWeights(const string& list, Solver* solver) {
   }
 }
 
+// The memory plan of train and time; what it shares and saves goes to the log.
+void ShareActivationDiffs(Net* net, bool solver_debug_info) {
+  if (!FLAGS_share_diffs) return;
+  if (solver_debug_info) {
+    LOG(INFO) << "Memory plan: activation diffs not shared (the solver sets debug_info)";
+    return;
+  }
+  const Net::DiffSharing sharing = net->ShareActivationDiffs();
+  if (!sharing.skipped.empty()) {
+    LOG(INFO) << "Memory plan: activation diffs not shared (" << sharing.skipped << ")";
+    return;
+  }
+  const double mb = 1024.0 * 1024.0;
+  LOG(INFO) << "Memory plan: " << sharing.blobs << " activation diffs in " << sharing.buffers
+            << " shared buffer(s): " << sharing.bytes_after / mb << " MB instead of "
+            << sharing.bytes_before / mb << " MB ("
+            << (sharing.bytes_before - sharing.bytes_after) / mb << " MB saved)";
+}
+
 int Train() {
   if (FLAGS_solver.empty()) std::cerr << gflags::ProgramUsage() << "\n";
   CAFFE_REQUIRE(!FLAGS_solver.empty()) << "train needs -solver=FILE (see caffe -help)";
@@ -181,6 +204,7 @@ int Train() {
 
   shared_ptr<Solver> solver = SolverRegistry::CreateSolver(param, context, FLAGS_solver);
   solver->set_action_function(signals.GetActionFunction());
+  ShareActivationDiffs(solver->net().get(), param.debug_info());
   if (!FLAGS_weights.empty()) CopyWeights(FLAGS_weights, solver.get());
   if (comm->size() > 1 || param.has_sync_param()) {
     // The one place the job's communicators are made: the exchange gets them.
@@ -284,6 +308,7 @@ int Time() {
   ConfigureDevice(context.get(), false, 0);
   Net net(FLAGS_model, ParsePhase(FLAGS_phase, TRAIN), context, FLAGS_level,
           SplitComma(FLAGS_stage));
+  ShareActivationDiffs(&net, false);
   using Clock = std::chrono::steady_clock;
   // In GPU mode every reading first waits for the device, so a layer is charged
   // for its kernels rather than for launching them.

@@ -40,8 +40,29 @@ class Net {
   void set_backward_observer(std::function<void(int layer)> observer) {
     backward_observer_ = std::move(observer);
   }
-  // Re-propagates shapes after an input blob was reshaped.
+  // Re-propagates shapes after an input blob was reshaped (and re-plans the shared
+  // activation diffs, when ShareActivationDiffs turned them on).
   void Reshape();
+
+  // What ShareActivationDiffs did.
+  struct DiffSharing {
+    int blobs = 0;    // activation blobs whose diff lives in a shared buffer
+    int buffers = 0;  // the buffers they use
+    size_t bytes_before = 0;  // those blobs' diff memory, one buffer each
+    size_t bytes_after = 0;   // the shared buffers' memory
+    string skipped;           // why nothing is shared (empty when the plan applies)
+  };
+  // The memory plan for activation gradients: blobs whose diffs are in use at
+  // disjoint stretches of the backward pass share one buffer, so a full
+  // Forward+Backward needs about the largest few diffs' memory, not all of them. Each
+  // layer overwrites the bottom diffs it writes (the project's convention), so what a
+  // buffer held before does not leak into a result. Afterwards a blob's diff is
+  // meaningful only while backward uses it: read it after Backward only for blobs in
+  // `keep`, loss blobs, the net's inputs and outputs and blobs no backward writes,
+  // which keep their own memory. Nothing is shared under force_backward or
+  // debug_info (users of those read every diff). `caffe train` and `caffe time` call
+  // it; a Net built in code or from Python keeps every diff unless it is called.
+  DiffSharing ShareActivationDiffs(const std::set<string>& keep = {});
 
   void ClearParamDiffs();
   // data -= diff for every parameter this net owns.
@@ -166,6 +187,14 @@ class Net {
   vector<float> params_lr_;
   vector<float> params_weight_decay_;
   std::function<void(int)> backward_observer_;
+  bool force_backward_ = false;
+  bool debug_info_ = false;
+  // ShareActivationDiffs' state: on or off, the blobs it must leave alone, and the
+  // blobs that alias one diff (Flatten, Reshape and one-input Concat/Slice share
+  // their bottom's), found once before any sharing.
+  bool share_diffs_ = false;
+  std::set<string> diff_keep_;
+  vector<vector<int>> diff_alias_groups_;
 
   vector<Blob*> net_input_blobs_;
   vector<Blob*> net_output_blobs_;

@@ -6,6 +6,7 @@
 #include <google/protobuf/text_format.h>
 
 #include "caffe/layer_factory.hpp"
+#include "caffe/util/buffer_sharing_plan.hpp"
 #include "caffe/util/insert_splits.hpp"
 #include "caffe/util/io.hpp"
 #include "caffe/util/math_functions.hpp"
@@ -145,6 +146,8 @@ void Net::FilterNet(const NetParameter& param, NetParameter* filtered) {
 
 void Net::Init(const NetParameter& in_param) {
   phase_ = in_param.state().phase();
+  force_backward_ = in_param.force_backward();
+  debug_info_ = in_param.debug_info();
   NetParameter param = FilterAndSplit(in_param);
   name_ = param.name();
   const int num_layers = param.layer_size();
@@ -511,6 +514,93 @@ float Net::ForwardBackward() {
 
 void Net::Reshape() {
   for (size_t i = 0; i < layers_.size(); ++i) layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
+  if (share_diffs_) ShareActivationDiffs(diff_keep_);
+}
+
+Net::DiffSharing Net::ShareActivationDiffs(const std::set<string>& keep) {
+  DiffSharing report;
+  if (force_backward_ || debug_info_) {
+    report.skipped = force_backward_ ? "force_backward is set" : "debug_info is set";
+    return report;
+  }
+  for (const string& name : keep) {
+    CAFFE_REQUIRE(has_blob(name)) << source_ << ": the net has no blob '" << name
+                                  << "' to keep out of the shared activation diffs";
+  }
+  if (diff_alias_groups_.empty()) {
+    std::map<const SyncedMemory*, int> group_of_memory;
+    for (size_t b = 0; b < blobs_.size(); ++b) {
+      const SyncedMemory* memory = blobs_[b]->diff().get();
+      if (!memory) continue;
+      auto inserted = group_of_memory.emplace(memory, static_cast<int>(diff_alias_groups_.size()));
+      if (inserted.second) diff_alias_groups_.emplace_back();
+      diff_alias_groups_[inserted.first->second].push_back(static_cast<int>(b));
+    }
+  }
+  share_diffs_ = true;
+  diff_keep_ = keep;
+
+  // Steps of the backward pass: the last layer runs at step 0.
+  const int num_layers = static_cast<int>(layers_.size());
+  const int none = num_layers;
+  vector<int> first(blobs_.size(), none), last(blobs_.size(), -1);
+  vector<bool> written(blobs_.size(), false);
+  for (int i = 0; i < num_layers; ++i) {
+    if (!layer_need_backward_[i]) continue;
+    const int step = num_layers - 1 - i;
+    auto touch = [&](int blob) {
+      first[blob] = std::min(first[blob], step);
+      last[blob] = std::max(last[blob], step);
+    };
+    for (int blob : top_id_vecs_[i]) touch(blob);
+    for (size_t k = 0; k < bottom_id_vecs_[i].size(); ++k) {
+      touch(bottom_id_vecs_[i][k]);
+      if (bottom_need_backward_[i][k]) written[bottom_id_vecs_[i][k]] = true;
+    }
+  }
+  std::set<int> left_alone;
+  for (const string& name : keep) left_alone.insert(blob_names_index_.at(name));
+  for (int b : net_output_blob_indices_) left_alone.insert(b);
+  for (size_t b = 0; b < blobs_.size(); ++b) {
+    if (b < blob_loss_weights_.size() && blob_loss_weights_[b] != 0.f) left_alone.insert(static_cast<int>(b));
+    if (std::find(net_input_blobs_.begin(), net_input_blobs_.end(), blobs_[b].get()) !=
+        net_input_blobs_.end()) {
+      left_alone.insert(static_cast<int>(b));
+    }
+  }
+
+  vector<BufferUse> uses;
+  vector<int> use_group;
+  for (size_t g = 0; g < diff_alias_groups_.size(); ++g) {
+    BufferUse use;
+    use.first = none;
+    use.last = -1;
+    bool any_written = false, alone = false;
+    for (int b : diff_alias_groups_[g]) {
+      alone |= left_alone.count(b) > 0;
+      any_written |= written[b];
+      use.first = std::min(use.first, first[b]);
+      use.last = std::max(use.last, last[b]);
+      use.bytes = std::max({use.bytes, blobs_[b]->diff()->size(),
+                            static_cast<size_t>(blobs_[b]->capacity()) * sizeof(float)});
+    }
+    if (alone || !any_written || use.bytes == 0) continue;
+    uses.push_back(use);
+    use_group.push_back(static_cast<int>(g));
+  }
+  const BufferSharingPlan plan = PlanSharedBuffers(uses);
+  vector<shared_ptr<SyncedMemory>> buffers;
+  for (size_t bytes : plan.buffer_bytes) buffers.push_back(std::make_shared<SyncedMemory>(bytes));
+  for (size_t u = 0; u < uses.size(); ++u) {
+    for (int b : diff_alias_groups_[use_group[u]]) {
+      blobs_[b]->SetDiffMemory(buffers[plan.buffer_of[u]]);
+      ++report.blobs;
+    }
+  }
+  report.buffers = static_cast<int>(buffers.size());
+  report.bytes_before = plan.bytes_before;
+  report.bytes_after = plan.bytes_after;
+  return report;
 }
 
 void Net::ClearParamDiffs() {
