@@ -3,7 +3,7 @@
 // (bench/cpu_vs_torch.py drives it).
 //
 //   cpu_train_step -model M [-threads T] [-stage synthetic] [-serve]
-//                  [-warmup W -rounds R -steps K] [-share_diffs=false]
+//                  [-warmup W -rounds R -steps K] [-memory_plan=false]
 //
 // Without -serve it runs W warm-up steps, then R rounds of K steps, and prints the
 // median step time. With -serve it reads commands on stdin, one per line, and answers
@@ -40,7 +40,7 @@ DEFINE_string(model, "", "Net prototxt with a synthetic (DummyData) stage.");
 DEFINE_string(stage, "synthetic", "Net stage(s), comma separated.");
 DEFINE_int32(threads, 0, "Threads for OpenBLAS, oneDNN and the project's loops (0: all cores).");
 DEFINE_bool(serve, false, "Read commands from stdin (see the file comment).");
-DEFINE_bool(share_diffs, true,
+DEFINE_bool(memory_plan, true,
             "Let activation diffs share memory (Net::ShareActivationDiffs), as caffe train "
             "does.");
 DEFINE_int32(warmup, 2, "Untimed steps (without -serve).");
@@ -75,8 +75,8 @@ shared_ptr<Solver> MakeSolver() {
   auto context = std::make_shared<Context>(1);
   context->set_mode(Mode::CPU);
   auto solver = SolverRegistry::CreateSolver(param, context, "cpu_train_step");
-  // As `caffe train` does (its -share_diffs flag, on by default).
-  if (FLAGS_share_diffs) solver->net()->ShareActivationDiffs();
+  // As `caffe train` does (its -memory_plan flag, on by default).
+  if (FLAGS_memory_plan) solver->net()->ShareActivationDiffs();
   return solver;
 }
 

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "caffe/layers/scale_layer.hpp"
+#include "caffe/net.hpp"
 #include "gradient_checker.hpp"
 #include "test_util.hpp"
 
@@ -142,6 +145,75 @@ TEST(ScaleLayerTest, MismatchedScaleBottomIsAnError) {
     EXPECT_NE(what.find("'gamma'"), std::string::npos) << what;
     EXPECT_NE(what.find("2x3x4"), std::string::npos) << what;
   }
+}
+
+// A net of conv -> BatchNorm -> Scale -> ReLU, with `scale_top` as Scale's top and
+// ReLU's blob, and BatchNorm on `engine`.
+NetParameter BatchNormScaleNet(const string& engine, const string& scale_top, bool relu_first) {
+  const string bn_top = "c";
+  string text = R"(
+    name: 'bn_scale'
+    state { phase: TRAIN }
+    layer { name: 'data' type: 'DummyData' top: 'data' top: 'label'
+            dummy_data_param { shape { dim: 4 dim: 3 dim: 5 dim: 5 } shape { dim: 4 }
+                               data_filler { type: 'gaussian' std: 1 }
+                               data_filler { type: 'constant' value: 1 } } }
+    layer { name: 'conv' type: 'Convolution' bottom: 'data' top: 'c'
+            convolution_param { num_output: 8 kernel_size: 3 pad: 1
+                                weight_filler { type: 'gaussian' std: 0.3 } } }
+    layer { name: 'bn' type: 'BatchNorm' bottom: 'c' top: 'c'
+            batch_norm_param { engine: )" + engine + R"( } }
+)";
+  const string relu = "    layer { name: 'relu0' type: 'ReLU' bottom: 'c' top: 'c' }\n";
+  if (relu_first) text += relu;
+  text += "    layer { name: 'sc' type: 'Scale' bottom: 'c' top: '" + scale_top +
+          "' scale_param { bias_term: true filler { type: 'uniform' min: 0.5 max: 2 } "
+          "bias_filler { type: 'uniform' min: -1 max: 1 } } }\n";
+  text += "    layer { name: 'relu' type: 'ReLU' bottom: '" + scale_top + "' top: '" + scale_top + "' }\n";
+  text += "    layer { name: 'ip' type: 'InnerProduct' bottom: '" + scale_top +
+          "' top: 'out' inner_product_param { num_output: 3 "
+          "weight_filler { type: 'gaussian' std: 0.3 } } }\n"
+          "    layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'out' bottom: 'label' top: 'loss' }\n";
+  return ParseNet(text);
+}
+
+vector<vector<float>> ParamDiffsAfterOneStep(const NetParameter& param, bool* borrows) {
+  auto context = std::make_shared<Context>();
+  context->Seed(17);
+  Net net(param, context);
+  net.ClearParamDiffs();
+  net.ForwardBackward();
+  *borrows = dynamic_cast<const ScaleLayer&>(*net.layer_by_name("sc")).borrows_input();
+  vector<vector<float>> diffs;
+  for (Blob* p : net.learnable_params()) diffs.emplace_back(p->cpu_diff(), p->cpu_diff() + p->count());
+  return diffs;
+}
+
+// In place right after BatchNorm, Scale reads BatchNorm's kept copy of its output
+// instead of saving one; the gradients are bitwise those of Scale out of place.
+TEST(ScaleLayerTest, InPlaceAfterBatchNormReadsItsKeptCopy) {
+  for (const string engine : {"CAFFE", "DNNL"}) {
+    SCOPED_TRACE(engine);
+    bool borrows_in_place = false, borrows_out_of_place = false;
+    const auto in_place = ParamDiffsAfterOneStep(BatchNormScaleNet(engine, "c", false), &borrows_in_place);
+    const auto out_of_place = ParamDiffsAfterOneStep(BatchNormScaleNet(engine, "s", false), &borrows_out_of_place);
+    EXPECT_FALSE(borrows_out_of_place);
+    EXPECT_TRUE(borrows_in_place);
+    ASSERT_EQ(in_place.size(), out_of_place.size());
+    for (size_t p = 0; p < in_place.size(); ++p) {
+      ASSERT_EQ(in_place[p].size(), out_of_place[p].size());
+      EXPECT_EQ(std::memcmp(in_place[p].data(), out_of_place[p].data(), in_place[p].size() * sizeof(float)), 0)
+          << "param " << p;
+    }
+  }
+}
+
+// With a layer between them that changes the values (ReLU in place), BatchNorm's
+// copy is not Scale's input: Scale saves its own.
+TEST(ScaleLayerTest, InPlaceAfterAnotherLayerSavesItsOwnCopy) {
+  bool borrows = true;
+  ParamDiffsAfterOneStep(BatchNormScaleNet("CAFFE", "c", true), &borrows);
+  EXPECT_FALSE(borrows);
 }
 
 }  // namespace caffe

@@ -48,10 +48,10 @@ DEFINE_string(engine, "DEFAULT",
               "What a layer's `engine: DEFAULT` means: DEFAULT (the engine measured faster "
               "per layer type; cuDNN on a GPU), CAFFE, DNNL or CUDNN (that engine for every "
               "such layer). A layer's explicit engine always wins.");
-DEFINE_bool(share_diffs, true,
-            "Let activation gradients whose lifetimes in backward do not overlap share "
-            "memory (Net::ShareActivationDiffs); off also under debug_info or "
-            "force_backward.");
+DEFINE_bool(memory_plan, true,
+            "Let activations used at disjoint stretches of a pass share memory: the "
+            "train net's gradients (Net::ShareActivationDiffs) and the values of test "
+            "nets (Net::ShareActivationData); off also under debug_info or force_backward.");
 DEFINE_string(sync_stats, "",
               "Write the gradient exchange's per-iteration, per-blob statistics to this CSV "
               "(rank 0's view).");
@@ -155,23 +155,31 @@ void CopyWeights(const string& list, Solver* solver) {
   }
 }
 
-// The memory plan of train and time; what it shares and saves goes to the log.
+// The memory plans of train, test and time; what they share and save goes to the log.
+void LogActivationSharing(const string& what, const Net::ActivationSharing& sharing) {
+  if (!sharing.skipped.empty()) {
+    LOG(INFO) << "Memory plan: " << what << " not shared (" << sharing.skipped << ")";
+    return;
+  }
+  const double mb = 1024.0 * 1024.0;
+  LOG(INFO) << "Memory plan: " << sharing.blobs << " " << what << " in " << sharing.buffers
+            << " shared buffer(s): " << sharing.bytes_after / mb << " MB instead of "
+            << sharing.bytes_before / mb << " MB ("
+            << (sharing.bytes_before - sharing.bytes_after) / mb << " MB saved)";
+}
+
 void ShareActivationDiffs(Net* net, bool solver_debug_info) {
-  if (!FLAGS_share_diffs) return;
+  if (!FLAGS_memory_plan) return;
   if (solver_debug_info) {
     LOG(INFO) << "Memory plan: activation diffs not shared (the solver sets debug_info)";
     return;
   }
-  const Net::DiffSharing sharing = net->ShareActivationDiffs();
-  if (!sharing.skipped.empty()) {
-    LOG(INFO) << "Memory plan: activation diffs not shared (" << sharing.skipped << ")";
-    return;
-  }
-  const double mb = 1024.0 * 1024.0;
-  LOG(INFO) << "Memory plan: " << sharing.blobs << " activation diffs in " << sharing.buffers
-            << " shared buffer(s): " << sharing.bytes_after / mb << " MB instead of "
-            << sharing.bytes_before / mb << " MB ("
-            << (sharing.bytes_before - sharing.bytes_after) / mb << " MB saved)";
+  LogActivationSharing("activation diffs", net->ShareActivationDiffs());
+}
+
+void ShareActivationData(Net* net, const string& which) {
+  if (!FLAGS_memory_plan) return;
+  LogActivationSharing(which + " activations", net->ShareActivationData());
 }
 
 int Train() {
@@ -205,6 +213,9 @@ int Train() {
   shared_ptr<Solver> solver = SolverRegistry::CreateSolver(param, context, FLAGS_solver);
   solver->set_action_function(signals.GetActionFunction());
   ShareActivationDiffs(solver->net().get(), param.debug_info());
+  if (!param.debug_info()) {
+    for (const auto& test_net : solver->test_nets()) ShareActivationData(test_net.get(), "test net");
+  }
   if (!FLAGS_weights.empty()) CopyWeights(FLAGS_weights, solver.get());
   if (comm->size() > 1 || param.has_sync_param()) {
     // The one place the job's communicators are made: the exchange gets them.
@@ -266,6 +277,7 @@ int Test() {
   ConfigureDevice(context.get(), false, 0);
   Net net(FLAGS_model, ParsePhase(FLAGS_phase, TEST), context, FLAGS_level,
           SplitComma(FLAGS_stage));
+  ShareActivationData(&net, "net");
   for (const string& file : SplitComma(FLAGS_weights)) net.CopyTrainedLayersFrom(file);
   LOG(INFO) << "Running for " << FLAGS_iterations << " iterations.";
   vector<double> scores;

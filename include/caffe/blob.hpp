@@ -81,10 +81,11 @@ class Blob {
   // Makes this blob use other's data (or diff) memory. Shapes must have equal counts.
   void ShareData(const Blob& other);
   void ShareDiff(const Blob& other);
-  // Makes the diff live in `memory`, which others may use too (Net's memory plan); it
-  // must hold capacity() floats. A later Reshape past capacity() gives the blob its
+  // Makes the diff (or data) live in `memory`, which others may use too (Net's memory
+  // plans); it must hold capacity() floats. A later Reshape past capacity() gives the blob its
   // own memory again.
   void SetDiffMemory(shared_ptr<SyncedMemory> memory);
+  void SetDataMemory(shared_ptr<SyncedMemory> memory);
   // Elements the blob's own buffers hold: Reshape up to it reuses them.
   int64_t capacity() const { return capacity_; }
 

@@ -74,6 +74,14 @@ class Layer {
   // each rank's copy then describes its own shard, so the solver averages them across
   // ranks before a test pass or a snapshot.
   virtual bool ParamIsDataStatistic(int param_id) const { return false; }
+  // A copy of top[0]'s values as the last CPU Forward wrote them, which the layer
+  // keeps for its own backward until its next Forward; nullptr when it keeps none.
+  // BatchNorm keeps its normalized output so; a Scale running in place on that top
+  // reads it instead of saving a second copy of the same values.
+  virtual const float* KeptTopValues() const { return nullptr; }
+  // The net names, for a bottom, the layer that last wrote it before this one (its
+  // top 0), or nullptr; a layer may read that producer's KeptTopValues in Forward.
+  virtual void set_bottom_producer(int bottom_index, const Layer* producer) {}
 
   // The context is shared with the owning net; a layer made alone gets its own.
   void set_context(shared_ptr<Context> context) { context_ = std::move(context); }

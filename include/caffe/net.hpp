@@ -44,11 +44,11 @@ class Net {
   // activation diffs, when ShareActivationDiffs turned them on).
   void Reshape();
 
-  // What ShareActivationDiffs did.
-  struct DiffSharing {
-    int blobs = 0;    // activation blobs whose diff lives in a shared buffer
+  // What ShareActivationDiffs or ShareActivationData did.
+  struct ActivationSharing {
+    int blobs = 0;    // activation blobs whose memory is a shared buffer
     int buffers = 0;  // the buffers they use
-    size_t bytes_before = 0;  // those blobs' diff memory, one buffer each
+    size_t bytes_before = 0;  // those blobs' memory, one buffer each
     size_t bytes_after = 0;   // the shared buffers' memory
     string skipped;           // why nothing is shared (empty when the plan applies)
   };
@@ -62,7 +62,15 @@ class Net {
   // which keep their own memory. Nothing is shared under force_backward or
   // debug_info (users of those read every diff). `caffe train` and `caffe time` call
   // it; a Net built in code or from Python keeps every diff unless it is called.
-  DiffSharing ShareActivationDiffs(const std::set<string>& keep = {});
+  ActivationSharing ShareActivationDiffs(const std::set<string>& keep = {});
+  // The same for the values of a net that only runs forward (a test or deploy net):
+  // a blob's data is in use from the layer that writes it to the last layer that
+  // reads it, and blobs used at disjoint stretches of the forward pass share memory.
+  // After Forward only the outputs, inputs, the data layers' tops and blobs in `keep`
+  // hold their values, and Backward is an error (it would read overwritten values).
+  // Nothing is shared under debug_info. `caffe train` calls it for the test nets and
+  // `caffe test` for its net.
+  ActivationSharing ShareActivationData(const std::set<string>& keep = {});
 
   void ClearParamDiffs();
   // data -= diff for every parameter this net owns.
@@ -147,6 +155,9 @@ class Net {
   // 4. Which layers and bottoms need backward: those that lead to a loss, and every
   // one that can under force_backward.
   void AnalyzeBackward(const NetParameter& param);
+  // 5. Tells each layer which layer last wrote each of its bottoms (Layer::
+  // set_bottom_producer), where that blob's values live in no other blob.
+  void ConnectBottomProducers();
   void AppendTop(const NetParameter& param, int layer_id, int top_id,
                  std::set<string>* available_blobs, std::map<string, int>* blob_name_to_idx);
   int AppendBottom(const NetParameter& param, int layer_id, int bottom_id,
@@ -189,12 +200,24 @@ class Net {
   std::function<void(int)> backward_observer_;
   bool force_backward_ = false;
   bool debug_info_ = false;
-  // ShareActivationDiffs' state: on or off, the blobs it must leave alone, and the
-  // blobs that alias one diff (Flatten, Reshape and one-input Concat/Slice share
-  // their bottom's), found once before any sharing.
-  bool share_diffs_ = false;
-  std::set<string> diff_keep_;
-  vector<vector<int>> diff_alias_groups_;
+  // The memory plans' state: on or off, the blobs they must leave alone, and the
+  // blobs that alias one diff or one data buffer (Flatten, Reshape and one-input
+  // Concat/Slice share their bottom's, Split's tops share its bottom's data), found
+  // once before any sharing.
+  bool share_diffs_ = false, share_data_ = false;
+  std::set<string> diff_keep_, data_keep_;
+  vector<vector<int>> diff_alias_groups_, data_alias_groups_;
+  // Groups the blobs by the buffer `memory_of` returns for them.
+  vector<vector<int>> AliasGroups(
+      const std::function<const SyncedMemory*(const Blob&)>& memory_of) const;
+  // Plans shared buffers for the alias groups that are not left alone, from the
+  // steps at which each blob is used, and hands them out with `assign`.
+  ActivationSharing ShareBuffers(const vector<vector<int>>& groups, const vector<int>& first,
+                                 const vector<int>& last, const vector<bool>& eligible,
+                                 const std::function<size_t(const Blob&)>& bytes_of,
+                                 const std::function<void(Blob*, shared_ptr<SyncedMemory>)>& assign);
+  // Blob ids that must keep their own memory: `keep`, inputs, outputs, loss blobs.
+  std::set<int> BlobsLeftAlone(const std::set<string>& keep) const;
 
   vector<Blob*> net_input_blobs_;
   vector<Blob*> net_output_blobs_;

@@ -205,6 +205,12 @@ void Blob::SetDiffMemory(shared_ptr<SyncedMemory> memory) {
   diff_ = std::move(memory);
 }
 
+void Blob::SetDataMemory(shared_ptr<SyncedMemory> memory) {
+  CHECK(memory);
+  CHECK_GE(memory->size(), static_cast<size_t>(capacity_) * sizeof(float));
+  data_ = std::move(memory);
+}
+
 void Blob::CopyFrom(const Blob& source, bool copy_diff, bool reshape) {
   if (source.count() != count_ || source.shape() != shape_) {
     CAFFE_REQUIRE(reshape) << "cannot copy a blob of shape " << ShapeToString(source.shape())

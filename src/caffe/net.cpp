@@ -1,6 +1,7 @@
 #include "caffe/net.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
@@ -177,6 +178,7 @@ void Net::Init(const NetParameter& in_param) {
     }
   }
   AnalyzeBackward(param);
+  ConnectBottomProducers();
   for (const string& blob_name : available_blobs) {
     const int idx = blob_name_to_idx[blob_name];
     net_output_blobs_.push_back(blobs_[idx].get());
@@ -318,6 +320,24 @@ void Net::AnalyzeBackward(const NetParameter& param) {
   }
 }
 
+void Net::ConnectBottomProducers() {
+  std::map<const SyncedMemory*, int> blobs_per_data;
+  for (const auto& blob : blobs_) ++blobs_per_data[blob->data().get()];
+  vector<const Layer*> last_writer(blobs_.size(), nullptr);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    for (size_t k = 0; k < bottom_id_vecs_[i].size(); ++k) {
+      const int blob = bottom_id_vecs_[i][k];
+      // Through an alias (Split, Flatten) other layers could change the values after
+      // the producer wrote them, so only a blob with memory of its own qualifies.
+      const bool own_memory = blobs_per_data[blobs_[blob]->data().get()] == 1;
+      layers_[i]->set_bottom_producer(static_cast<int>(k), own_memory ? last_writer[blob] : nullptr);
+    }
+    for (size_t t = 0; t < top_id_vecs_[i].size(); ++t) {
+      last_writer[top_id_vecs_[i][t]] = t == 0 ? layers_[i].get() : nullptr;
+    }
+  }
+}
+
 void Net::AppendTop(const NetParameter& param, int layer_id, int top_id,
                     std::set<string>* available_blobs, std::map<string, int>* blob_name_to_idx) {
   const LayerParameter& layer_param = param.layer(layer_id);
@@ -452,6 +472,9 @@ const vector<Blob*>& Net::Forward(float* loss) {
 void Net::BackwardFromTo(int start, int end) {
   CHECK_GE(end, 0);
   CHECK_LT(start, static_cast<int>(layers_.size()));
+  CAFFE_REQUIRE(!share_data_)
+      << source_ << ": this net's activations share memory between layers "
+      << "(ShareActivationData), so it runs forward only; backward would read overwritten values";
   for (int i = start; i >= end; --i) {
     if (layer_need_backward_[i]) {
       try {
@@ -515,35 +538,99 @@ float Net::ForwardBackward() {
 void Net::Reshape() {
   for (size_t i = 0; i < layers_.size(); ++i) layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
   if (share_diffs_) ShareActivationDiffs(diff_keep_);
+  if (share_data_) ShareActivationData(data_keep_);
 }
 
-Net::DiffSharing Net::ShareActivationDiffs(const std::set<string>& keep) {
-  DiffSharing report;
+vector<vector<int>> Net::AliasGroups(
+    const std::function<const SyncedMemory*(const Blob&)>& memory_of) const {
+  vector<vector<int>> groups;
+  std::map<const SyncedMemory*, int> group_of_memory;
+  for (size_t b = 0; b < blobs_.size(); ++b) {
+    const SyncedMemory* memory = memory_of(*blobs_[b]);
+    if (!memory) continue;
+    auto inserted = group_of_memory.emplace(memory, static_cast<int>(groups.size()));
+    if (inserted.second) groups.emplace_back();
+    groups[inserted.first->second].push_back(static_cast<int>(b));
+  }
+  return groups;
+}
+
+std::set<int> Net::BlobsLeftAlone(const std::set<string>& keep) const {
+  for (const string& name : keep) {
+    CAFFE_REQUIRE(has_blob(name)) << source_ << ": the net has no blob '" << name
+                                  << "' to keep out of the shared activation memory";
+  }
+  std::set<int> alone;
+  for (const string& name : keep) alone.insert(blob_names_index_.at(name));
+  for (int b : net_output_blob_indices_) alone.insert(b);
+  for (size_t b = 0; b < blobs_.size(); ++b) {
+    const int id = static_cast<int>(b);
+    if (b < blob_loss_weights_.size() && blob_loss_weights_[b] != 0.f) alone.insert(id);
+    if (std::find(net_input_blobs_.begin(), net_input_blobs_.end(), blobs_[b].get()) !=
+        net_input_blobs_.end()) {
+      alone.insert(id);
+    }
+  }
+  return alone;
+}
+
+Net::ActivationSharing Net::ShareBuffers(
+    const vector<vector<int>>& groups, const vector<int>& first, const vector<int>& last,
+    const vector<bool>& eligible, const std::function<size_t(const Blob&)>& bytes_of,
+    const std::function<void(Blob*, shared_ptr<SyncedMemory>)>& assign) {
+  vector<BufferUse> uses;
+  vector<int> use_group;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    BufferUse use;
+    use.first = std::numeric_limits<int>::max();
+    use.last = -1;
+    bool all_eligible = true;
+    for (int b : groups[g]) {
+      all_eligible &= eligible[b];
+      use.first = std::min(use.first, first[b]);
+      use.last = std::max(use.last, last[b]);
+      // Room for the blob's capacity, so a Reshape within it never outgrows the buffer.
+      use.bytes = std::max({use.bytes, bytes_of(*blobs_[b]),
+                            static_cast<size_t>(blobs_[b]->capacity()) * sizeof(float)});
+    }
+    if (!all_eligible || use.last < 0 || use.bytes == 0) continue;
+    uses.push_back(use);
+    use_group.push_back(static_cast<int>(g));
+  }
+  const BufferSharingPlan plan = PlanSharedBuffers(uses);
+  vector<shared_ptr<SyncedMemory>> buffers;
+  for (size_t bytes : plan.buffer_bytes) buffers.push_back(std::make_shared<SyncedMemory>(bytes));
+  ActivationSharing report;
+  for (size_t u = 0; u < uses.size(); ++u) {
+    for (int b : groups[use_group[u]]) {
+      assign(blobs_[b].get(), buffers[plan.buffer_of[u]]);
+      ++report.blobs;
+    }
+  }
+  report.buffers = static_cast<int>(buffers.size());
+  report.bytes_before = plan.bytes_before;
+  report.bytes_after = plan.bytes_after;
+  return report;
+}
+
+Net::ActivationSharing Net::ShareActivationDiffs(const std::set<string>& keep) {
   if (force_backward_ || debug_info_) {
+    ActivationSharing report;
     report.skipped = force_backward_ ? "force_backward is set" : "debug_info is set";
     return report;
   }
-  for (const string& name : keep) {
-    CAFFE_REQUIRE(has_blob(name)) << source_ << ": the net has no blob '" << name
-                                  << "' to keep out of the shared activation diffs";
-  }
+  const std::set<int> alone = BlobsLeftAlone(keep);
   if (diff_alias_groups_.empty()) {
-    std::map<const SyncedMemory*, int> group_of_memory;
-    for (size_t b = 0; b < blobs_.size(); ++b) {
-      const SyncedMemory* memory = blobs_[b]->diff().get();
-      if (!memory) continue;
-      auto inserted = group_of_memory.emplace(memory, static_cast<int>(diff_alias_groups_.size()));
-      if (inserted.second) diff_alias_groups_.emplace_back();
-      diff_alias_groups_[inserted.first->second].push_back(static_cast<int>(b));
-    }
+    diff_alias_groups_ = AliasGroups([](const Blob& blob) { return blob.diff().get(); });
   }
   share_diffs_ = true;
   diff_keep_ = keep;
 
-  // Steps of the backward pass: the last layer runs at step 0.
+  // Steps of the backward pass: the last layer runs at step 0. A group shares only
+  // if backward writes one of its blobs; a diff nothing writes stays zero, as its
+  // readers (a Split summing a top nobody propagates into) expect.
   const int num_layers = static_cast<int>(layers_.size());
-  const int none = num_layers;
-  vector<int> first(blobs_.size(), none), last(blobs_.size(), -1);
+  vector<int> first(blobs_.size(), num_layers), last(blobs_.size(), -1);
   vector<bool> written(blobs_.size(), false);
   for (int i = 0; i < num_layers; ++i) {
     if (!layer_need_backward_[i]) continue;
@@ -558,49 +645,53 @@ Net::DiffSharing Net::ShareActivationDiffs(const std::set<string>& keep) {
       if (bottom_need_backward_[i][k]) written[bottom_id_vecs_[i][k]] = true;
     }
   }
-  std::set<int> left_alone;
-  for (const string& name : keep) left_alone.insert(blob_names_index_.at(name));
-  for (int b : net_output_blob_indices_) left_alone.insert(b);
-  for (size_t b = 0; b < blobs_.size(); ++b) {
-    if (b < blob_loss_weights_.size() && blob_loss_weights_[b] != 0.f) left_alone.insert(static_cast<int>(b));
-    if (std::find(net_input_blobs_.begin(), net_input_blobs_.end(), blobs_[b].get()) !=
-        net_input_blobs_.end()) {
-      left_alone.insert(static_cast<int>(b));
-    }
+  vector<bool> eligible(blobs_.size(), true);
+  for (int b : alone) eligible[b] = false;
+  for (const auto& group : diff_alias_groups_) {
+    bool any_written = false;
+    for (int b : group) any_written |= written[b];
+    if (!any_written) for (int b : group) eligible[b] = false;
   }
+  return ShareBuffers(
+      diff_alias_groups_, first, last, eligible,
+      [](const Blob& blob) { return blob.diff()->size(); },
+      [](Blob* blob, shared_ptr<SyncedMemory> memory) { blob->SetDiffMemory(std::move(memory)); });
+}
 
-  vector<BufferUse> uses;
-  vector<int> use_group;
-  for (size_t g = 0; g < diff_alias_groups_.size(); ++g) {
-    BufferUse use;
-    use.first = none;
-    use.last = -1;
-    bool any_written = false, alone = false;
-    for (int b : diff_alias_groups_[g]) {
-      alone |= left_alone.count(b) > 0;
-      any_written |= written[b];
-      use.first = std::min(use.first, first[b]);
-      use.last = std::max(use.last, last[b]);
-      use.bytes = std::max({use.bytes, blobs_[b]->diff()->size(),
-                            static_cast<size_t>(blobs_[b]->capacity()) * sizeof(float)});
-    }
-    if (alone || !any_written || use.bytes == 0) continue;
-    uses.push_back(use);
-    use_group.push_back(static_cast<int>(g));
+Net::ActivationSharing Net::ShareActivationData(const std::set<string>& keep) {
+  ActivationSharing report;
+  if (debug_info_) {
+    report.skipped = "debug_info is set";
+    return report;
   }
-  const BufferSharingPlan plan = PlanSharedBuffers(uses);
-  vector<shared_ptr<SyncedMemory>> buffers;
-  for (size_t bytes : plan.buffer_bytes) buffers.push_back(std::make_shared<SyncedMemory>(bytes));
-  for (size_t u = 0; u < uses.size(); ++u) {
-    for (int b : diff_alias_groups_[use_group[u]]) {
-      blobs_[b]->SetDiffMemory(buffers[plan.buffer_of[u]]);
-      ++report.blobs;
+  std::set<int> alone = BlobsLeftAlone(keep);
+  if (data_alias_groups_.empty()) {
+    data_alias_groups_ = AliasGroups([](const Blob& blob) { return blob.data().get(); });
+  }
+  share_data_ = true;
+  data_keep_ = keep;
+
+  // Steps of the forward pass: layer i runs at step i. The data layers' tops keep
+  // their own memory: they are the batch a caller may look at.
+  const int num_layers = static_cast<int>(layers_.size());
+  vector<int> first(blobs_.size(), num_layers), last(blobs_.size(), -1);
+  for (int i = 0; i < num_layers; ++i) {
+    for (int blob : top_id_vecs_[i]) {
+      first[blob] = std::min(first[blob], i);
+      last[blob] = std::max(last[blob], i);
+      if (bottom_id_vecs_[i].empty()) alone.insert(blob);
+    }
+    for (int blob : bottom_id_vecs_[i]) {
+      first[blob] = std::min(first[blob], i);
+      last[blob] = std::max(last[blob], i);
     }
   }
-  report.buffers = static_cast<int>(buffers.size());
-  report.bytes_before = plan.bytes_before;
-  report.bytes_after = plan.bytes_after;
-  return report;
+  vector<bool> eligible(blobs_.size(), true);
+  for (int b : alone) eligible[b] = false;
+  return ShareBuffers(
+      data_alias_groups_, first, last, eligible,
+      [](const Blob& blob) { return blob.data()->size(); },
+      [](Blob* blob, shared_ptr<SyncedMemory> memory) { blob->SetDataMemory(std::move(memory)); });
 }
 
 void Net::ClearParamDiffs() {

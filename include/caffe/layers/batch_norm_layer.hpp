@@ -27,6 +27,9 @@ class BatchNormLayer : public Layer {
   // The running mean and variance sums; the normalizer (blob 2) counts forward
   // passes, which every rank makes alike.
   bool ParamIsDataStatistic(int param_id) const override { return param_id < 2; }
+  const float* KeptTopValues() const override {
+    return x_norm_kept_ ? x_norm_.cpu_data() : nullptr;
+  }
 
  protected:
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
@@ -53,6 +56,7 @@ class BatchNormLayer : public Layer {
   Blob variance_;  // (C)
   Blob inv_std_;   // 1 / sqrt(variance + eps) (C)
   Blob x_norm_;    // normalized input, kept because in-place layers may overwrite top
+  bool x_norm_kept_ = false;  // whether the last CPU Forward wrote x_norm_ (= top[0])
 };
 
 }  // namespace caffe

@@ -7,8 +7,10 @@
 // variance 1) with 1/sqrt(var + eps) as its scale: the same gradient as Caffe's,
 // and correct when the layer ran in place and the input itself is gone.
 // oneDNN's batch norm for plain NCHW is a slow generic loop, so the data is reordered
-// into the channel-blocked layout around it; the normalized input is then kept in
-// that layout for backward instead of in x_norm_.
+// into the channel-blocked layout around it, in the thread's shared scratch buffers.
+// The normalized input is kept in plain layout in x_norm_ (reordered back into the
+// blocked layout for backward), where a Scale running in place after the layer reads
+// it too (KeptTopValues) instead of saving a second copy.
 #ifndef CAFFE_LAYERS_DNNL_BATCH_NORM_LAYER_HPP_
 #define CAFFE_LAYERS_DNNL_BATCH_NORM_LAYER_HPP_
 
@@ -42,13 +44,10 @@ class DnnlBatchNormLayer : public BatchNormLayer {
 
   dnnl::batch_normalization_forward fwd_;
   dnnl::batch_normalization_backward bwd_;
-  // dst_ keeps x_hat for backward; the others live through one primitive call only,
-  // so they borrow the thread's shared scratch buffers (peak memory of deep nets).
-  DnnlLayoutBridge dst_;
-  DnnlScratchBridge src_, diff_dst_, diff_src_;
+  // Each lives through one primitive call only, so they borrow the thread's shared
+  // scratch buffers (peak memory of deep nets); x_hat_ carries x_norm_ into backward.
+  DnnlScratchBridge src_, dst_, x_hat_, diff_dst_, diff_src_;
   dnnl::memory mean_mem_, variance_mem_;
-  // x_hat in x_norm_, used when no reorder happens (dst_ has then no buffer of its own).
-  dnnl::memory plain_x_hat_;
   dnnl::memory zero_mean_, unit_variance_, scale_, diff_scale_;
   Blob zeros_, ones_;  // the normalized input's statistics, for backward
 };

@@ -20,6 +20,12 @@ class ScaleLayer : public Layer {
   int MinBottomBlobs() const override { return 1; }
   int MaxBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
+  void set_bottom_producer(int bottom_index, const Layer* producer) override {
+    if (bottom_index == 0) input_producer_ = producer;
+  }
+  // Whether the last CPU Forward ran in place on values its producer keeps a copy of
+  // (BatchNorm's normalized output), so that it saved no copy of its own.
+  bool borrows_input() const { return borrowed_input_ != nullptr; }
 
  protected:
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
@@ -42,6 +48,9 @@ class ScaleLayer : public Layer {
   int64_t dim_ = 1;
   int64_t inner_ = 1;
   Blob saved_input_;  // x, when running in place (the scale gradient needs it)
+  const Layer* input_producer_ = nullptr;
+  // x as the producer keeps it, when it does: then saved_input_ stays unallocated.
+  const float* borrowed_input_ = nullptr;
 };
 
 }  // namespace caffe

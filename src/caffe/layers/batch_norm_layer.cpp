@@ -140,6 +140,7 @@ void BatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*
   float* y = top[0]->mutable_cpu_data();  // may alias x: each element is read once first
   // Training keeps x_hat for backward, written in the same pass.
   float* x_hat = use_global_stats_ ? nullptr : x_norm_.mutable_cpu_data();
+  x_norm_kept_ = x_hat != nullptr;
   const int64_t channels = channels_, spatial = spatial_;
   ParallelFor(
       num_ * channels_,

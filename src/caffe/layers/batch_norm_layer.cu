@@ -134,6 +134,7 @@ __global__ void BatchNormBackwardKernel(BatchNormShape shape, const float* dy,
 }  // namespace
 
 void BatchNormLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  x_norm_kept_ = false;  // x_hat is on the device: nothing a host layer may borrow
   if (channels_ == 0) {
     // No block to launch, but a pass with batch statistics still counts in the
     // normalizer, as on the host (the kernel's block 0 does this otherwise).

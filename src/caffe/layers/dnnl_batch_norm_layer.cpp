@@ -60,10 +60,10 @@ void DnnlBatchNormLayer::Build(const memory::desc& layout) {
   fwd_ = dnnl::batch_normalization_forward(pd);
   bwd_ = dnnl::batch_normalization_backward(bwd_pd);
   src_.Init(plain, pd.src_desc(), kScratchSrc);
-  dst_.Init(plain, pd.dst_desc());
+  dst_.Init(plain, pd.dst_desc(), kScratchDst);
+  x_hat_.Init(plain, bwd_pd.src_desc(), kScratchSrc);
   diff_dst_.Init(plain, bwd_pd.diff_dst_desc(), kScratchDst);
   diff_src_.Init(plain, bwd_pd.diff_src_desc(), kScratchDiffSrc);
-  plain_x_hat_ = memory(plain, engine, DNNL_MEMORY_NONE);
   zeros_.Reshape({channels_});
   ones_.Reshape({channels_});
   math::set(channels_, 0.f, zeros_.mutable_cpu_data());
@@ -99,9 +99,9 @@ void DnnlBatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<B
   dst_.Commit(y);
   stream.wait();
   ComputeInverseStd();
-  // With a reorder, x_hat stays in dst_'s own buffer; else keep a copy, since layers
-  // running in place after this one overwrite the top.
-  if (!dst_.reorders()) math::copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
+  // Layers running in place after this one overwrite the top: keep x_hat.
+  math::copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
+  x_norm_kept_ = true;
   UpdateRunningStatistics();
 }
 
@@ -114,11 +114,7 @@ void DnnlBatchNormLayer::Backward_cpu(const vector<Blob*>& top,
   }
   if (!propagate_down[0]) return;
   dnnl::stream& stream = ThreadDnnlContext().stream;
-  memory x_hat = dst_.internal();
-  if (!dst_.reorders()) {
-    plain_x_hat_.set_data_handle(const_cast<float*>(x_norm_.cpu_data()));
-    x_hat = plain_x_hat_;
-  }
+  const memory x_hat = x_hat_.Read(x_norm_.cpu_data());
   zero_mean_.set_data_handle(const_cast<float*>(zeros_.cpu_data()));
   unit_variance_.set_data_handle(const_cast<float*>(ones_.cpu_data()));
   scale_.set_data_handle(const_cast<float*>(inv_std_.cpu_data()));

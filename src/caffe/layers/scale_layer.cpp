@@ -86,9 +86,13 @@ void ScaleLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) 
 
 void ScaleLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
   const float* x = bottom[0]->cpu_data();
-  // In place, the input is saved for the scale gradient, plane by plane in the same
-  // pass (each plane is read before it is overwritten).
-  float* saved = bottom[0] == top[0] ? saved_input_.mutable_cpu_data() : nullptr;
+  // In place, the input is needed for the scale gradient after it is overwritten. If
+  // the layer that wrote it keeps a copy (BatchNorm's normalized output), that copy
+  // serves; else it is saved here, plane by plane in the same pass (each plane is
+  // read before it is overwritten).
+  const bool in_place = bottom[0] == top[0];
+  borrowed_input_ = in_place && input_producer_ ? input_producer_->KeptTopValues() : nullptr;
+  float* saved = in_place && !borrowed_input_ ? saved_input_.mutable_cpu_data() : nullptr;
   const float* scale = scale_blob(bottom)->cpu_data();
   const float* bias = bias_term_ ? blobs_[bias_param_id_]->cpu_data() : nullptr;
   float* y = top[0]->mutable_cpu_data();
@@ -115,7 +119,9 @@ void ScaleLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& prop
   const bool bias_grad = bias_term_ && param_propagate_down(bias_param_id_);
   // Parameter gradients first: in place, dx overwrites dy.
   if (scale_grad || bias_grad) {
-    const float* x = bottom[0] == top[0] ? saved_input_.cpu_data() : bottom[0]->cpu_data();
+    const float* x = bottom[0] != top[0] ? bottom[0]->cpu_data()
+                     : borrowed_input_     ? borrowed_input_
+                                           : saved_input_.cpu_data();
     // A scale bottom's diff is overwritten; learned blobs accumulate.
     float* ds = nullptr;
     if (scale_grad) {

@@ -39,6 +39,7 @@ struct ScaleGradientTerm {
 }  // namespace
 
 void ScaleLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
+  borrowed_input_ = nullptr;  // the device path saves its own copy
   const int64_t count = top[0]->count();
   // In place, the scale gradient still needs x: keep a copy before it is overwritten.
   if (bottom[0] == top[0]) {

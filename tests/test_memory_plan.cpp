@@ -1,10 +1,13 @@
-// The memory plan for activation gradients (Net::ShareActivationDiffs and the
-// interval planner under it): training with shared diffs gives bitwise the weights of
-// training without, on LeNet, ResNet-20 and a net of in-place layers, Split, Concat,
-// Slice, Eltwise, Flatten and shared weights; the plan saves memory, leaves the blobs
-// it must alone, and re-plans after a reshape.
+// The memory plans (Net::ShareActivationDiffs, Net::ShareActivationData and the
+// interval planner under them): training with shared diffs gives bitwise the weights
+// of training without, on LeNet, ResNet-20 and a net of in-place layers, Split,
+// Concat, Slice, Eltwise, Flatten and shared weights; a forward-only net with shared
+// values gives bitwise the same outputs; the plans save memory, leave the blobs they
+// must alone, and re-plan after a reshape.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -151,7 +154,7 @@ TEST_P(DiffSharingTest, TrainingGivesBitwiseTheSameWeightsAndSavesMemory) {
   plain->Step(3);
 
   auto shared = MakeSolver(net_param);
-  const Net::DiffSharing sharing = shared->net()->ShareActivationDiffs();
+  const Net::ActivationSharing sharing = shared->net()->ShareActivationDiffs();
   EXPECT_TRUE(sharing.skipped.empty()) << sharing.skipped;
   EXPECT_GT(sharing.blobs, 1);
   EXPECT_GT(sharing.buffers, 0);
@@ -179,7 +182,7 @@ TEST(DiffSharingNetTest, KeptBlobsAndTheLossKeepTheirOwnDiffs) {
   auto context2 = std::make_shared<Context>();
   context2->Seed(3);
   Net shared(param, context2);
-  const Net::DiffSharing sharing = shared.ShareActivationDiffs({"p", "s"});
+  const Net::ActivationSharing sharing = shared.ShareActivationDiffs({"p", "s"});
   ASSERT_TRUE(sharing.skipped.empty());
   shared.CopyTrainedLayersFrom([&] {
     NetParameter weights;
@@ -219,7 +222,7 @@ TEST(DiffSharingNetTest, ForceBackwardAndDebugInfoTurnItOff) {
     Net net(param, std::make_shared<Context>());
     std::set<const SyncedMemory*> before;
     for (const auto& blob : net.blobs()) before.insert(blob->diff().get());
-    const Net::DiffSharing sharing = net.ShareActivationDiffs();
+    const Net::ActivationSharing sharing = net.ShareActivationDiffs();
     EXPECT_FALSE(sharing.skipped.empty()) << flag;
     EXPECT_EQ(sharing.blobs, 0) << flag;
     for (const auto& blob : net.blobs()) EXPECT_TRUE(before.count(blob->diff().get())) << flag;
@@ -260,7 +263,7 @@ TEST(DiffSharingNetTest, ReshapingToALargerBatchPlansAgain) {
   NetParameter weights;
   plain.ToProto(&weights);
   shared.CopyTrainedLayersFrom(weights);
-  const Net::DiffSharing first = shared.ShareActivationDiffs();
+  const Net::ActivationSharing first = shared.ShareActivationDiffs();
   ASSERT_GT(first.blobs, 0);
   for (Net* net : {&plain, &shared}) {
     net->blob_by_name("x")->Reshape({7, 5});
@@ -282,6 +285,81 @@ TEST(DiffSharingNetTest, ReshapingToALargerBatchPlansAgain) {
   for (Blob* p : plain.learnable_params()) a.emplace_back(p->cpu_diff(), p->cpu_diff() + p->count());
   for (Blob* p : shared.learnable_params()) b.emplace_back(p->cpu_diff(), p->cpu_diff() + p->count());
   ExpectBitwiseEqual(a, b);
+}
+
+// ---- values of forward-only nets ----
+
+// A TEST-phase net whose BatchNorm layers normalise by the batch (their stored
+// statistics are still zero here, which would make every output the same).
+NetParameter ForwardOnly(NetParameter param) {
+  param.mutable_state()->set_phase(TEST);
+  for (LayerParameter& layer : *param.mutable_layer()) {
+    if (layer.type() == "BatchNorm") layer.mutable_batch_norm_param()->set_use_global_stats(false);
+  }
+  return param;
+}
+
+class DataSharingTest : public ::testing::TestWithParam<NetCase> {};
+
+TEST_P(DataSharingTest, ForwardGivesBitwiseTheSameOutputsAndSavesMemory) {
+  const NetParameter param = ForwardOnly(GetParam().make());
+  auto context_a = std::make_shared<Context>();
+  context_a->Seed(21);
+  auto context_b = std::make_shared<Context>();
+  context_b->Seed(21);
+  Net plain(param, context_a);
+  Net shared(param, context_b);
+  const Net::ActivationSharing sharing = shared.ShareActivationData();
+  ASSERT_TRUE(sharing.skipped.empty()) << sharing.skipped;
+  EXPECT_GT(sharing.blobs, 1);
+  EXPECT_LT(sharing.buffers, sharing.blobs);
+  EXPECT_LT(sharing.bytes_after, sharing.bytes_before);
+  for (int pass = 0; pass < 2; ++pass) {
+    float loss_a = 0, loss_b = 0;
+    const vector<Blob*>& a = plain.Forward(&loss_a);
+    const vector<Blob*>& b = shared.Forward(&loss_b);
+    ASSERT_EQ(a.size(), b.size());
+    ASSERT_FALSE(a.empty());
+    for (size_t i = 0; i < a.size(); ++i) {
+      ASSERT_EQ(a[i]->count(), b[i]->count());
+      for (int64_t k = 0; k < a[i]->count(); ++k) ASSERT_TRUE(std::isfinite(a[i]->cpu_data()[k]));
+      EXPECT_EQ(std::memcmp(a[i]->cpu_data(), b[i]->cpu_data(), a[i]->count() * sizeof(float)), 0)
+          << "output " << i << " in pass " << pass;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Nets, DataSharingTest,
+    ::testing::Values(NetCase{"structures", [] { return ParseNet(kStructuresNet); }},
+                      NetCase{"lenet", [] { return ModelNet("lenet_fashion", 8); }},
+                      NetCase{"resnet20", [] { return ModelNet("resnet20_fashion", 2); }}),
+    [](const ::testing::TestParamInfo<NetCase>& info) { return string(info.param.name); });
+
+TEST(DataSharingNetTest, BackwardAfterSharingValuesIsAnError) {
+  Net net(ForwardOnly(ParseNet(kStructuresNet)), std::make_shared<Context>(), "structures.prototxt");
+  ASSERT_TRUE(net.ShareActivationData().skipped.empty());
+  net.Forward();
+  EXPECT_NE(ErrorOf([&] { net.Backward(); }).find("structures.prototxt: this net's activations "
+                                                   "share memory between layers"),
+            string::npos);
+}
+
+TEST(DataSharingNetTest, TheBatchOutputsAndKeptBlobsKeepTheirOwnValues) {
+  Net net(ForwardOnly(ParseNet(kStructuresNet)), std::make_shared<Context>());
+  ASSERT_TRUE(net.ShareActivationData({"s"}).skipped.empty());
+  std::map<const SyncedMemory*, vector<string>> users;
+  for (const string& name : net.blob_names()) {
+    users[net.blob_by_name(name)->data().get()].push_back(name);
+  }
+  for (const char* name : {"data", "label", "loss", "s"}) {
+    EXPECT_EQ(users[net.blob_by_name(name)->data().get()], vector<string>{name})
+        << name << " shares its values";
+  }
+  // Something else does share.
+  size_t most = 0;
+  for (const auto& entry : users) most = std::max(most, entry.second.size());
+  EXPECT_GT(most, 2u);
 }
 
 }  // namespace
