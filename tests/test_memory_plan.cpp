@@ -165,12 +165,16 @@ TEST_P(DiffSharingTest, TrainingGivesBitwiseTheSameWeightsAndSavesMemory) {
   ExpectBitwiseEqual(Weights(*plain->net()), Weights(*shared->net()));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Nets, DiffSharingTest,
-    ::testing::Values(NetCase{"structures", [] { return ParseNet(kStructuresNet); }},
-                      NetCase{"lenet", [] { return ModelNet("lenet_fashion", 8); }},
-                      NetCase{"resnet20", [] { return ModelNet("resnet20_fashion", 2); }}),
-    [](const ::testing::TestParamInfo<NetCase>& info) { return string(info.param.name); });
+// The nets both plans are checked on.
+const NetCase kNets[] = {
+    {"structures", [] { return ParseNet(kStructuresNet); }},
+    {"lenet", [] { return ModelNet("lenet_fashion", 8); }},
+    {"resnet20", [] { return ModelNet("resnet20_fashion", 2); }},
+};
+
+string NetCaseName(const ::testing::TestParamInfo<NetCase>& info) { return info.param.name; }
+
+INSTANTIATE_TEST_SUITE_P(Nets, DiffSharingTest, ::testing::ValuesIn(kNets), NetCaseName);
 
 // The diffs a caller may read after Backward: kept blobs, the loss, inputs.
 TEST(DiffSharingNetTest, KeptBlobsAndTheLossKeepTheirOwnDiffs) {
@@ -329,12 +333,7 @@ TEST_P(DataSharingTest, ForwardGivesBitwiseTheSameOutputsAndSavesMemory) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Nets, DataSharingTest,
-    ::testing::Values(NetCase{"structures", [] { return ParseNet(kStructuresNet); }},
-                      NetCase{"lenet", [] { return ModelNet("lenet_fashion", 8); }},
-                      NetCase{"resnet20", [] { return ModelNet("resnet20_fashion", 2); }}),
-    [](const ::testing::TestParamInfo<NetCase>& info) { return string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Nets, DataSharingTest, ::testing::ValuesIn(kNets), NetCaseName);
 
 TEST(DataSharingNetTest, BackwardAfterSharingValuesIsAnError) {
   Net net(ForwardOnly(ParseNet(kStructuresNet)), std::make_shared<Context>(), "structures.prototxt");
