@@ -181,6 +181,26 @@ TEST(IwpExchangeLocalTest, StochasticUpdateBoundsTheAge) {
   EXPECT_LT(max_age[1], 200);
 }
 
+// The after-warm-up totals (the Final line's compression ratios) start when the
+// density ramp ends, not at the first sparse step.
+TEST(IwpExchangeLocalTest, SteadyStateStatisticsStartAfterTheDensityRamp) {
+  auto exchange = MakeIwp(
+      "density: 0.05 warmup_iter: 2 density_schedule: 0.5 density_schedule: 0.2 "
+      "density_schedule_iter: 3");
+  Params params({2000});
+  const int steps = 12;
+  for (int t = 0; t < steps; ++t) {
+    params.SetGradients(t);
+    exchange->Exchange(t, params.ptrs);
+  }
+  const ExchangeStats& stats = exchange->stats();
+  EXPECT_EQ(stats.total_steps(), steps);
+  EXPECT_EQ(stats.sparse_steps(), steps - 2 - 2 * 3);
+  EXPECT_EQ(stats.sparse_elements(), (steps - 8) * 2000);
+  // At density 0.05 of one 2000-element blob: 100 values a step.
+  EXPECT_EQ(stats.sparse_sent(), (steps - 8) * 100);
+}
+
 // The draw is a function of shared state only: two exchanges that saw the same steps
 // draw the same set, and about the expected number.
 TEST(IwpExchangeLocalTest, StochasticDrawIsRepeatableAndSizedByTheBudget) {

@@ -238,7 +238,8 @@ int Train() {
   }
   if (solver->gradient_exchange()) {
     // Overall figures include the dense warm-up; the steady-state ones cover the steps
-    // that ran sparse, which is what the compression ratios of the method describe.
+    // after it and after any density ramp, which is what the compression ratios of the
+    // method describe.
     const ExchangeStats& s = solver->gradient_exchange()->stats();
     auto ratio = [](double num, double den) { return den > 0 ? num / den : 0.0; };
     if (s.total_steps() > 0) {

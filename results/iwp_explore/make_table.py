@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """TABLE.md of the exploratory IWP runs: one row per runs.txt line, read from
 logs/<name>.log (the caffe train log of rank 0). The steady-state ratios are the
-last `sync:` line's (the per-step figures after warm-up and the density ramp); the
-Final line's "after warm-up" averages include the ramp."""
+last `sync:` line's (the per-step figures after warm-up and the density ramp). In
+logs written before 2026-12-02 23:40 UTC the Final line's "after warm-up" averages
+include the ramp; since then they start at the final density."""
 import math
 import os
 import re

@@ -75,8 +75,15 @@ class ExchangeStats {
   double total_capture(CaptureMeasure c) const { return Mean(total_capture_[c], total_captures_); }
   // Closes a step: `bytes_sent` is what this rank put on the wire, `dense_bytes`
   // what a dense ring all-reduce would have sent, `density` the target in force.
+  // `steady`: the step counts in the after-warm-up totals (sparse_*): by default
+  // every step below density 1; a method with a density ramp passes false until
+  // its final density.
   void EndStep(int64_t elements, int64_t sent, int64_t bytes_sent, double dense_bytes,
-               float density);
+               float density, bool steady);
+  void EndStep(int64_t elements, int64_t sent, int64_t bytes_sent, double dense_bytes,
+               float density) {
+    EndStep(elements, sent, bytes_sent, dense_bytes, density, density < 1.f);
+  }
   void AddTime(Phase phase, double seconds) { window_seconds_[phase] += seconds; }
   // Bytes sent between steps (data statistics averaged before a test or a
   // snapshot): they count in the window and the totals like a step's.
@@ -113,8 +120,8 @@ class ExchangeStats {
     return total_seconds_[phase] + window_seconds_[phase];
   }
   const std::vector<BlobSelection>& last_step_blobs() const { return blobs_; }
-  // Totals over the steps that ran below density 1 (after warm-up): the steady state
-  // the compression ratios describe.
+  // Totals over the steps after warm-up, the dense steps and any density ramp (see
+  // EndStep's `steady`): the steady state the compression ratios describe.
   int64_t sparse_steps() const { return sparse_steps_; }
   int64_t sparse_elements() const { return sparse_elements_; }
   int64_t sparse_sent() const { return sparse_sent_; }
@@ -131,6 +138,7 @@ class ExchangeStats {
   double total_dense_bytes_ = 0;
   double total_seconds_[kNumPhases] = {0, 0, 0, 0};
   float last_density_ = 1;
+  bool last_steady_ = false;
   int64_t max_age_ = 0, window_max_age_ = 0;
   int64_t window_capped_ = 0, total_capped_ = 0;
   double mean_age_ = 0;

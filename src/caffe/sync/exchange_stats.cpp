@@ -5,7 +5,7 @@
 namespace caffe {
 
 void ExchangeStats::EndStep(int64_t elements, int64_t sent, int64_t bytes_sent,
-                            double dense_bytes, float density) {
+                            double dense_bytes, float density, bool steady) {
   ++window_steps_;
   ++total_steps_;
   window_elements_ += elements;
@@ -17,7 +17,8 @@ void ExchangeStats::EndStep(int64_t elements, int64_t sent, int64_t bytes_sent,
   window_dense_bytes_ += dense_bytes;
   total_dense_bytes_ += dense_bytes;
   last_density_ = density;
-  if (density < 1.f) {
+  last_steady_ = steady;
+  if (steady) {
     ++sparse_steps_;
     sparse_elements_ += elements;
     sparse_sent_ += sent;
@@ -39,7 +40,7 @@ void ExchangeStats::EndStep(int64_t elements, int64_t sent, int64_t bytes_sent,
 void ExchangeStats::AddSideBytes(int64_t bytes) {
   window_bytes_ += bytes;
   total_bytes_ += bytes;
-  if (last_density_ < 1.f) sparse_bytes_ += bytes;
+  if (last_steady_) sparse_bytes_ += bytes;
   if (csv_) {
     *csv_ << current_iter_ << ",__statistics__,0,0,0,0,-1," << bytes << ',' << last_density_
           << ",0,0\n";

@@ -257,8 +257,10 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
       stats_.SetBlobAge(b, iter - min, iter - sum / params[b]->count());
     }
   }
+  // The after-warm-up totals start once the density ramp has reached its end, as
+  // DGC counts its exponential ramp as warm-up too.
   stats_.EndStep(total, sent, BytesSentSoFar() - bytes_before - probe_bytes, DenseRingBytes(total),
-                 density);
+                 density, density < 1.f && density == param_.density());
 }
 
 int64_t ResidualExchange::SumResidualsForProbe(const vector<Blob*>& params) {
