@@ -24,6 +24,8 @@
 
 #ifdef USE_MPI
 #include <mpi.h>
+
+#include "caffe/sync/mpi_communicator.hpp"
 #endif
 
 DEFINE_string(solver, "", "The solver definition protocol buffer text file (train).");
@@ -454,7 +456,7 @@ int FailWith(const string& message) {
                        : string())
             << message << std::endl;
 #ifdef USE_MPI
-  if (in_job) MPI_Abort(MPI_COMM_WORLD, 1);
+  if (in_job) caffe::AbortMpiJob(1);
 #endif
   return 1;
 }

@@ -29,6 +29,7 @@
 #include "caffe/solvers/sgd_solver.hpp"
 #include "caffe/sync/communicator.hpp"
 #include "caffe/sync/gradient_exchange.hpp"
+#include "caffe/sync/mpi_communicator.hpp"
 #include "caffe/sync/transport.hpp"
 #include "caffe/util/device_alternate.hpp"
 #include "caffe/util/io.hpp"
@@ -332,7 +333,7 @@ bool InMultiRankJob() {
 // and MPI_Finalize at exit would then wait for them in turn.
 void AbortJob() {
 #ifdef USE_MPI
-  if (InMultiRankJob()) MPI_Abort(MPI_COMM_WORLD, 1);
+  if (InMultiRankJob()) caffe::AbortMpiJob(1);
 #endif
 }
 

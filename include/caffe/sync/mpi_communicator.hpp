@@ -31,6 +31,10 @@ namespace caffe {
 void InitMpiOnce();
 // Throws caffe::Error naming `op` and MPI's own message unless status is MPI_SUCCESS.
 void ThrowIfMpiError(int status, const char* op);
+// Ends every rank of the job with `status` (MPI_Abort), for an error that may have hit
+// this rank only while the others wait for it in a collective. What this rank has
+// written to stdout/stderr reaches mpirun's output first.
+[[noreturn]] void AbortMpiJob(int status);
 
 class MpiCommunicator : public Communicator {
  public:

@@ -8,9 +8,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <mutex>
+#include <thread>
 
 #include "caffe/sync/half_precision.hpp"
 
@@ -63,6 +66,18 @@ void InitMpiOnce() {
     }
     std::atexit(FinalizeMpi);
   });
+}
+
+void AbortMpiJob(int status) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  // mpirun forwards each rank's output through a pipe that its daemon reads on its own
+  // schedule; an abort that arrives first can drop the very error line that explains
+  // it. A pause is cheap next to a job that is ending anyway.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  MPI_Abort(MPI_COMM_WORLD, status);
+  std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest
 }
 
 void ThrowIfMpiError(int status, const char* op) {
