@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "caffe/layers/batch_norm_layer.hpp"
+#include "caffe/util/num_threads.hpp"
 #include "gradient_checker.hpp"
 #include "test_util.hpp"
 
@@ -175,6 +176,77 @@ TEST(BatchNormLayerTest, InPlaceBackwardMatchesOutOfPlace) {
   for (int64_t i = 0; i < bottom.count(); ++i) {
     EXPECT_NEAR(inplace.cpu_diff()[i], bottom.cpu_diff()[i], 1e-6);
   }
+}
+
+// Feature maps of 13 x 13 (whole rows of lanes, a single vector and a scalar tail in
+// the plane sums), offset by 1000 so that E[x^2] - E[x]^2 in float would lose the
+// variance: forward and backward against the formulas in double precision.
+TEST(BatchNormLayerTest, FeatureMapsMatchADoublePrecisionReference) {
+  const int num = 3, channels = 4, spatial = 13 * 13;
+  Blob bottom({num, channels, 13, 13}), top;
+  FillUniform(&bottom, -1, 1, 5);
+  for (int64_t i = 0; i < bottom.count(); ++i) bottom.mutable_cpu_data()[i] += 1000.f;
+  BatchNormLayer layer(ParseLayer("name: 'bn' type: 'BatchNorm' phase: TRAIN batch_norm_param { eps: 0.00001 }"));
+  vector<Blob*> bottoms{&bottom}, tops{&top};
+  layer.SetUp(bottoms, tops);
+  layer.Forward(bottoms, tops);
+  FillUniform(&top, -1, 1, 6);
+  std::copy(top.cpu_data(), top.cpu_data() + top.count(), top.mutable_cpu_diff());
+  layer.Forward(bottoms, tops);  // top's data back to the layer's output
+  layer.Backward(tops, {true}, bottoms);
+  const double m = num * spatial;
+  for (int c = 0; c < channels; ++c) {
+    auto at = [&](const float* p, int n, int s) { return static_cast<double>(p[(n * channels + c) * spatial + s]); };
+    double mean = 0, variance = 0;
+    for (int n = 0; n < num; ++n) for (int s = 0; s < spatial; ++s) mean += at(bottom.cpu_data(), n, s) / m;
+    for (int n = 0; n < num; ++n) {
+      for (int s = 0; s < spatial; ++s) variance += std::pow(at(bottom.cpu_data(), n, s) - mean, 2) / m;
+    }
+    const double inv_std = 1 / std::sqrt(variance + 1e-5);
+    double mean_dy = 0, mean_dy_xhat = 0;
+    for (int n = 0; n < num; ++n) {
+      for (int s = 0; s < spatial; ++s) {
+        const double x_hat = (at(bottom.cpu_data(), n, s) - mean) * inv_std;
+        mean_dy += at(top.cpu_diff(), n, s) / m;
+        mean_dy_xhat += at(top.cpu_diff(), n, s) * x_hat / m;
+      }
+    }
+    for (int n = 0; n < num; ++n) {
+      for (int s = 0; s < spatial; ++s) {
+        const double x_hat = (at(bottom.cpu_data(), n, s) - mean) * inv_std;
+        ASSERT_NEAR(at(top.cpu_data(), n, s), x_hat, 2e-3) << "channel " << c;
+        const double dx = (at(top.cpu_diff(), n, s) - mean_dy - x_hat * mean_dy_xhat) * inv_std;
+        ASSERT_NEAR(at(bottom.cpu_diff(), n, s), dx, 2e-3 * inv_std) << "channel " << c;
+      }
+    }
+  }
+}
+
+// Each channel's sums keep one order whatever the threads: a run repeats bitwise with
+// another -threads value (the shape is large enough for ParallelFor to split it).
+TEST(BatchNormLayerTest, ResultsDoNotDependOnTheThreadCount) {
+  const int threads = NumThreads();
+  vector<vector<float>> outputs;
+  for (int t : {1, 2}) {
+    SetNumThreads(t);
+    Blob bottom({8, 16, 17, 17}), top;
+    FillUniform(&bottom, -2, 3, 7);
+    BatchNormLayer layer(ParseLayer("name: 'bn' type: 'BatchNorm' phase: TRAIN"));
+    vector<Blob*> bottoms{&bottom}, tops{&top};
+    layer.SetUp(bottoms, tops);
+    layer.Forward(bottoms, tops);
+    Blob dy;
+    dy.ReshapeLike(top);
+    FillUniform(&dy, -1, 1, 8);
+    std::copy(dy.cpu_data(), dy.cpu_data() + dy.count(), top.mutable_cpu_diff());
+    layer.Backward(tops, {true}, bottoms);
+    vector<float> result(top.cpu_data(), top.cpu_data() + top.count());
+    result.insert(result.end(), bottom.cpu_diff(), bottom.cpu_diff() + bottom.count());
+    outputs.push_back(result);
+  }
+  SetNumThreads(threads);
+  ASSERT_EQ(outputs[0].size(), outputs[1].size());
+  for (size_t i = 0; i < outputs[0].size(); ++i) ASSERT_EQ(outputs[0][i], outputs[1][i]) << i;
 }
 
 TEST(BatchNormLayerTest, ChannelMismatchIsAnError) {

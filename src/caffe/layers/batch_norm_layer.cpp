@@ -1,10 +1,13 @@
 #include "caffe/layers/batch_norm_layer.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "caffe/layer_factory.hpp"
 #include "caffe/util/math_functions.hpp"
 #include "caffe/util/parallel_for.hpp"
+#include "caffe/util/plane_sums.hpp"
 
 namespace caffe {
 
@@ -86,26 +89,26 @@ void BatchNormLayer::ComputeBatchStatistics(const float* x) {
   float* variance = variance_.mutable_cpu_data();
   const double m = static_cast<double>(num_ * spatial_);
   // Two passes (mean, then squared deviations) avoid E[x^2] - E[x]^2 cancellation.
-  // Channels are independent, so threads split them and each sum keeps its order.
+  // Channels are independent, so threads split them and each channel's sums keep their
+  // order; within a thread's channels the planes are read in memory order.
   const int64_t per_channel = num_ * spatial_;
   ParallelFor(
       channels_,
       [=, num = num_, channels = channels_, spatial = spatial_](int64_t c_begin, int64_t c_end) {
-        for (int64_t c = c_begin; c < c_end; ++c) {
-          double sum = 0;
-          for (int64_t n = 0; n < num; ++n) {
-            const float* row = x + (n * channels + c) * spatial;
-            for (int64_t s = 0; s < spatial; ++s) sum += row[s];
+        std::vector<double> sums(c_end - c_begin, 0.0);
+        for (int64_t n = 0; n < num; ++n) {
+          for (int64_t c = c_begin; c < c_end; ++c) {
+            sums[c - c_begin] += PlaneSum(x + (n * channels + c) * spatial, spatial);
           }
-          const double mu = sum / m;
-          double squares = 0;
-          for (int64_t n = 0; n < num; ++n) {
-            const float* row = x + (n * channels + c) * spatial;
-            for (int64_t s = 0; s < spatial; ++s) squares += (row[s] - mu) * (row[s] - mu);
-          }
-          mean[c] = static_cast<float>(mu);
-          variance[c] = static_cast<float>(squares / m);
         }
+        for (int64_t c = c_begin; c < c_end; ++c) mean[c] = static_cast<float>(sums[c - c_begin] / m);
+        std::fill(sums.begin(), sums.end(), 0.0);
+        for (int64_t n = 0; n < num; ++n) {
+          for (int64_t c = c_begin; c < c_end; ++c) {
+            sums[c - c_begin] += PlaneSquaredDeviations(x + (n * channels + c) * spatial, spatial, mean[c]);
+          }
+        }
+        for (int64_t c = c_begin; c < c_end; ++c) variance[c] = static_cast<float>(sums[c - c_begin] / m);
       },
       ChannelGrain(per_channel));
 }
@@ -147,8 +150,19 @@ void BatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*
       [=](int64_t plane_begin, int64_t plane_end) {
         for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
           const int64_t c = plane % channels, base = plane * spatial;
-          for (int64_t s = 0; s < spatial; ++s) y[base + s] = (x[base + s] - mean[c]) * inv_std[c];
-          if (x_hat) std::copy(y + base, y + base + spatial, x_hat + base);
+          const float mu = mean[c], scale = inv_std[c];
+          const float* in = x + base;
+          float* out = y + base;
+          if (x_hat) {
+            float* kept = x_hat + base;
+            for (int64_t s = 0; s < spatial; ++s) {
+              const float v = (in[s] - mu) * scale;
+              out[s] = v;
+              kept[s] = v;
+            }
+          } else {
+            for (int64_t s = 0; s < spatial; ++s) out[s] = (in[s] - mu) * scale;
+          }
         }
       },
       ChannelGrain(spatial_));
@@ -168,30 +182,41 @@ void BatchNormLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& 
   const double m = static_cast<double>(num_ * spatial_);
   const bool global = use_global_stats_;
   const int64_t num = num_, channels = channels_, spatial = spatial_;
-  // Channels are independent: threads split them, each channel's sums keep their order.
+  // Channels are independent: threads split them, each channel's sums keep their
+  // order; within a thread's channels the planes are visited in memory order.
   ParallelFor(
       channels_,
       [=](int64_t c_begin, int64_t c_end) {
-        for (int64_t c = c_begin; c < c_end; ++c) {
-          float mean_dy = 0.f, mean_dy_xhat = 0.f;
-          if (!global) {
-            double sum_dy = 0, sum_dy_xhat = 0;
-            for (int64_t n = 0; n < num; ++n) {
-              const int64_t base = (n * channels + c) * spatial;
-              for (int64_t s = 0; s < spatial; ++s) {
-                sum_dy += dy[base + s];
-                sum_dy_xhat += dy[base + s] * x_hat[base + s];
-              }
-            }
-            mean_dy = static_cast<float>(sum_dy / m);
-            mean_dy_xhat = static_cast<float>(sum_dy_xhat / m);
-          }
+        // Per channel: mean(dy) and mean(dy * x_hat), zero under global statistics.
+        std::vector<float> mean_dy(c_end - c_begin, 0.f), mean_dy_xhat(c_end - c_begin, 0.f);
+        if (!global) {
+          std::vector<double> sum_dy(c_end - c_begin, 0.0), sum_dy_xhat(c_end - c_begin, 0.0);
           for (int64_t n = 0; n < num; ++n) {
+            for (int64_t c = c_begin; c < c_end; ++c) {
+              const int64_t base = (n * channels + c) * spatial;
+              double plane_dy, plane_dy_xhat;
+              PlaneSumAndDot(dy + base, x_hat + base, spatial, &plane_dy, &plane_dy_xhat);
+              sum_dy[c - c_begin] += plane_dy;
+              sum_dy_xhat[c - c_begin] += plane_dy_xhat;
+            }
+          }
+          for (int64_t c = c_begin; c < c_end; ++c) {
+            mean_dy[c - c_begin] = static_cast<float>(sum_dy[c - c_begin] / m);
+            mean_dy_xhat[c - c_begin] = static_cast<float>(sum_dy_xhat[c - c_begin] / m);
+          }
+        }
+        for (int64_t n = 0; n < num; ++n) {
+          for (int64_t c = c_begin; c < c_end; ++c) {
             const int64_t base = (n * channels + c) * spatial;
-            for (int64_t s = 0; s < spatial; ++s) {
-              const float centered =
-                  global ? dy[base + s] : dy[base + s] - mean_dy - x_hat[base + s] * mean_dy_xhat;
-              dx[base + s] = centered * inv_std[c];
+            const float* g = dy + base;
+            float* out = dx + base;
+            const float scale = inv_std[c];
+            if (global) {
+              for (int64_t s = 0; s < spatial; ++s) out[s] = g[s] * scale;
+            } else {
+              const float* h = x_hat + base;
+              const float shift = mean_dy[c - c_begin], slope = mean_dy_xhat[c - c_begin];
+              for (int64_t s = 0; s < spatial; ++s) out[s] = (g[s] - shift - h[s] * slope) * scale;
             }
           }
         }

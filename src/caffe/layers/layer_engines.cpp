@@ -93,7 +93,7 @@ constexpr DnnlIsFaster kDnnlIsFaster{/*convolution=*/true,
                                      /*pooling=*/true,
                                      /*lrn=*/true,
                                      /*relu=*/true,
-                                     /*batch_norm=*/true};
+                                     /*batch_norm=*/false};
 
 // The engine the context's default_engine names, or kDefault for the measured choice.
 int ForcedDefault(DefaultEngine engine) {

@@ -4,19 +4,13 @@
 #include "caffe/layer_factory.hpp"
 #include "caffe/util/math_functions.hpp"
 #include "caffe/util/parallel_for.hpp"
+#include "caffe/util/plane_sums.hpp"
 
 namespace caffe {
 
 namespace {
 // Items (planes, scale entries) per thread at least, so that a thread gets about
 // kParallelMinElements / 2 elements: ParallelFor counts items, not elements.
-// At least n ones, shared by the layers on this thread.
-const float* Ones(int64_t n) {
-  thread_local vector<float> ones;
-  if (static_cast<int64_t>(ones.size()) < n) ones.assign(n, 1.f);
-  return ones.data();
-}
-
 int64_t PlaneGrain(int64_t elements_per_item) {
   return std::max<int64_t>(1, kParallelMinElements / std::max<int64_t>(1, elements_per_item));
 }
@@ -117,51 +111,54 @@ void ScaleLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& prop
   const bool scale_from_bottom = bottom.size() > 1;
   const bool scale_grad = scale_from_bottom ? propagate_down[1] : param_propagate_down(0);
   const bool bias_grad = bias_term_ && param_propagate_down(bias_param_id_);
-  // Parameter gradients first: in place, dx overwrites dy.
-  if (scale_grad || bias_grad) {
-    const float* x = bottom[0] != top[0] ? bottom[0]->cpu_data()
-                     : borrowed_input_     ? borrowed_input_
-                                           : saved_input_.cpu_data();
+  const float* x = nullptr;
+  float* ds = nullptr;
+  float* db = bias_grad ? blobs_[bias_param_id_]->mutable_cpu_diff() : nullptr;
+  if (scale_grad) {
+    x = bottom[0] != top[0] ? bottom[0]->cpu_data()
+        : borrowed_input_   ? borrowed_input_
+                            : saved_input_.cpu_data();
     // A scale bottom's diff is overwritten; learned blobs accumulate.
-    float* ds = nullptr;
-    if (scale_grad) {
-      ds = scale_from_bottom ? bottom[1]->mutable_cpu_diff() : blobs_[0]->mutable_cpu_diff();
-      if (scale_from_bottom) math::set(dim_, 0.f, ds);
-    }
-    float* db = bias_grad ? blobs_[bias_param_id_]->mutable_cpu_diff() : nullptr;
-    const int64_t outer = outer_, dim = dim_, inner = inner_;
-    // The bias gradient is a plain sum; as a dot with ones it runs on the vectorised
-    // BLAS kernel instead of a serial chain of additions.
-    const float* ones = db ? Ones(inner_) : nullptr;
-    // Threads split the scale entries; each entry still sums over `outer` in order.
-    ParallelFor(
-        dim_,
-        [=](int64_t d_begin, int64_t d_end) {
-          for (int64_t o = 0; o < outer; ++o) {
-            for (int64_t d = d_begin; d < d_end; ++d) {
-              const int64_t base = (o * dim + d) * inner;
-              if (ds) ds[d] += math::dot(inner, dy + base, x + base);
-              if (db) db[d] += math::dot(inner, dy + base, ones);
+    ds = scale_from_bottom ? bottom[1]->mutable_cpu_diff() : blobs_[0]->mutable_cpu_diff();
+    if (scale_from_bottom) math::set(dim_, 0.f, ds);
+  }
+  float* dx = propagate_down[0] ? bottom[0]->mutable_cpu_diff() : nullptr;  // may alias dy
+  const float* scale = dx ? scale_blob(bottom)->cpu_data() : nullptr;
+  const int64_t outer = outer_, dim = dim_, inner = inner_;
+  // Threads split the scale entries. Within a thread's entries the planes are visited
+  // in memory order (the hardware prefetcher follows that), each plane's
+  // parameter-gradient sums taken before dx, which may be the same memory as dy,
+  // overwrites it. Each entry sums over `outer` in order, so the result does not
+  // depend on the thread count.
+  ParallelFor(
+      dim_,
+      [=](int64_t d_begin, int64_t d_end) {
+        std::vector<double> sum_dy(d_end - d_begin, 0.0), sum_dy_x(d_end - d_begin, 0.0);
+        for (int64_t o = 0; o < outer; ++o) {
+          for (int64_t d = d_begin; d < d_end; ++d) {
+            const int64_t base = (o * dim + d) * inner;
+            const float* g = dy + base;
+            if (ds) {
+              double plane_dy, plane_dy_x;
+              PlaneSumAndDot(g, x + base, inner, &plane_dy, &plane_dy_x);
+              sum_dy[d - d_begin] += plane_dy;
+              sum_dy_x[d - d_begin] += plane_dy_x;
+            } else if (db) {
+              sum_dy[d - d_begin] += PlaneSum(g, inner);
+            }
+            if (dx) {
+              const float s = scale[d];
+              float* out = dx + base;
+              for (int64_t i = 0; i < inner; ++i) out[i] = g[i] * s;
             }
           }
-        },
-        PlaneGrain(outer_ * inner_));
-  }
-  if (propagate_down[0]) {
-    const float* scale = scale_blob(bottom)->cpu_data();
-    float* dx = bottom[0]->mutable_cpu_diff();
-    const int64_t dim = dim_, inner = inner_;
-    ParallelFor(
-        outer_ * dim_,
-        [=](int64_t plane_begin, int64_t plane_end) {
-          for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
-            const int64_t base = plane * inner;
-            const float s = scale[plane % dim];
-            for (int64_t i = 0; i < inner; ++i) dx[base + i] = dy[base + i] * s;
-          }
-        },
-        PlaneGrain(inner_));
-  }
+        }
+        for (int64_t d = d_begin; d < d_end; ++d) {
+          if (ds) ds[d] += static_cast<float>(sum_dy_x[d - d_begin]);
+          if (db) db[d] += static_cast<float>(sum_dy[d - d_begin]);
+        }
+      },
+      PlaneGrain(outer_ * inner_));
 }
 
 REGISTER_LAYER_CLASS(Scale);
