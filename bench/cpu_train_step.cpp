@@ -21,7 +21,6 @@
 // the PyTorch side uses too); no test nets, no display, no snapshots.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -35,6 +34,7 @@
 #include "caffe/common.hpp"
 #include "caffe/net.hpp"
 #include "caffe/solver.hpp"
+#include "caffe/util/peak_memory.hpp"
 
 DEFINE_string(model, "", "Net prototxt with a synthetic (DummyData) stage.");
 DEFINE_string(stage, "synthetic", "Net stage(s), comma separated.");
@@ -141,11 +141,9 @@ int64_t LearnableElements(const Net& net) {
   return total;
 }
 
-long MaxRssKb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;
-}
+// Peak resident memory in KB (VmHWM: ru_maxrss would carry over the driver's peak
+// across its fork and exec).
+long MaxRssKb() { return static_cast<long>(caffe::PeakResidentMegabytes() * 1024.0); }
 
 double Median(vector<double> v) {
   std::sort(v.begin(), v.end());

@@ -1,9 +1,13 @@
 // The `caffe` binary as users run it: usage errors and bad input end in one `error:`
 // line and exit status 1; a tiny net trains, snapshots, resumes and is scored.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <regex>
 #include <sstream>
+#include <vector>
 
 #include "caffe/util/io.hpp"
 #include "test_util.hpp"
@@ -74,6 +78,35 @@ TEST_F(CaffeToolTest, UnknownCommandAndBadFlagsAreErrors) {
   EXPECT_EQ(RunCaffe("train -solver " + dir_ + "/missing.prototxt", &out), 1);
   EXPECT_NE(LastLine(out).find("missing.prototxt: cannot open file"), string::npos) << out;
   EXPECT_EQ(out.find("Check failure"), string::npos) << "no abort trace expected: " << out;
+}
+
+TEST_F(CaffeToolTest, PeakMemoryIsTheToolsOwnNotItsParents) {
+  // This process holds 512 MB when it starts the tool itself (fork and exec, no shell
+  // between). ru_maxrss survives that on Linux, so a tool reporting it would print at
+  // least 512 MB for a tiny net.
+  std::vector<char> ballast(size_t{512} << 20);
+  for (size_t i = 0; i < ballast.size(); i += 4096) ballast[i] = 1;
+  const string log = dir_ + "/time.log", model = dir_ + "/net.prototxt";
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(kCaffe.c_str(), kCaffe.c_str(), "time", "-model", model.c_str(), "-iterations", "1",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  const string out = ReadFileToString(log);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  const size_t peak = out.find("Peak resident memory: ");
+  ASSERT_NE(peak, string::npos) << out;
+  const double megabytes = std::stod(out.substr(peak + 22));
+  EXPECT_GT(megabytes, 0.0) << out;
+  EXPECT_LT(megabytes, 400.0) << out;
+  EXPECT_EQ(ballast[4096], 1);
 }
 
 TEST_F(CaffeToolTest, BadSyncSettingsAreOneLineErrors) {

@@ -1,7 +1,6 @@
 // The `caffe` command: train, test, time and device_query, with BVLC Caffe's flags.
 // Every user error ends in one `error:` line on stderr and exit status 1.
 #include <gflags/gflags.h>
-#include <sys/resource.h>
 #include <glog/logging.h>
 
 #include <chrono>
@@ -19,6 +18,7 @@
 #include "caffe/sync/gradient_exchange.hpp"
 #include "caffe/sync/transport.hpp"
 #include "caffe/util/device_alternate.hpp"
+#include "caffe/util/peak_memory.hpp"
 #include "caffe/util/upgrade_proto.hpp"
 #include "support/signal_handler.hpp"
 
@@ -85,14 +85,6 @@ std::shared_ptr<Context> MakeContext() {
   auto context = std::make_shared<Context>();
   context->set_default_engine(ParseEngineFlag(FLAGS_engine));
   return context;
-}
-
-// This process's peak resident memory so far, in MB (the kernel's high-water mark,
-// which counts every allocation, not only blobs).
-double PeakResidentMegabytes() {
-  struct rusage usage {};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss / 1024.0;  // ru_maxrss is in KB on Linux
 }
 
 Phase ParsePhase(const string& text, Phase fallback) {

@@ -1,0 +1,26 @@
+#include "caffe/util/peak_memory.hpp"
+
+#include <sys/resource.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace caffe {
+
+double PeakResidentMegabytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) {
+      std::istringstream fields(line.substr(6));
+      double kilobytes = 0;
+      if (fields >> kilobytes) return kilobytes / 1024.0;
+    }
+  }
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;  // KB on Linux
+}
+
+}  // namespace caffe
