@@ -125,40 +125,48 @@ void ScaleLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& prop
   float* dx = propagate_down[0] ? bottom[0]->mutable_cpu_diff() : nullptr;  // may alias dy
   const float* scale = dx ? scale_blob(bottom)->cpu_data() : nullptr;
   const int64_t outer = outer_, dim = dim_, inner = inner_;
-  // Threads split the scale entries. Within a thread's entries the planes are visited
-  // in memory order (the hardware prefetcher follows that), each plane's
-  // parameter-gradient sums taken before dx, which may be the same memory as dy,
-  // overwrites it. Each entry sums over `outer` in order, so the result does not
-  // depend on the thread count.
-  ParallelFor(
-      dim_,
-      [=](int64_t d_begin, int64_t d_end) {
-        std::vector<double> sum_dy(d_end - d_begin, 0.0), sum_dy_x(d_end - d_begin, 0.0);
-        for (int64_t o = 0; o < outer; ++o) {
-          for (int64_t d = d_begin; d < d_end; ++d) {
-            const int64_t base = (o * dim + d) * inner;
-            const float* g = dy + base;
-            if (ds) {
-              double plane_dy, plane_dy_x;
-              PlaneSumAndDot(g, x + base, inner, &plane_dy, &plane_dy_x);
-              sum_dy[d - d_begin] += plane_dy;
-              sum_dy_x[d - d_begin] += plane_dy_x;
-            } else if (db) {
-              sum_dy[d - d_begin] += PlaneSum(g, inner);
-            }
-            if (dx) {
-              const float s = scale[d];
-              float* out = dx + base;
-              for (int64_t i = 0; i < inner; ++i) out[i] = g[i] * s;
+  // Parameter gradients first: in place, dx overwrites dy. Threads split the scale
+  // entries; each entry sums over `outer` in order, so the result does not depend on
+  // the thread count, and within a thread's entries the planes are read in memory order.
+  if (ds || db) {
+    ParallelFor(
+        dim_,
+        [=](int64_t d_begin, int64_t d_end) {
+          std::vector<double> sum_dy(d_end - d_begin, 0.0), sum_dy_x(d_end - d_begin, 0.0);
+          for (int64_t o = 0; o < outer; ++o) {
+            for (int64_t d = d_begin; d < d_end; ++d) {
+              const int64_t base = (o * dim + d) * inner;
+              if (ds) {
+                double plane_dy, plane_dy_x;
+                PlaneSumAndDot(dy + base, x + base, inner, &plane_dy, &plane_dy_x);
+                sum_dy[d - d_begin] += plane_dy;
+                sum_dy_x[d - d_begin] += plane_dy_x;
+              } else {
+                sum_dy[d - d_begin] += PlaneSum(dy + base, inner);
+              }
             }
           }
-        }
-        for (int64_t d = d_begin; d < d_end; ++d) {
-          if (ds) ds[d] += static_cast<float>(sum_dy_x[d - d_begin]);
-          if (db) db[d] += static_cast<float>(sum_dy[d - d_begin]);
-        }
-      },
-      PlaneGrain(outer_ * inner_));
+          for (int64_t d = d_begin; d < d_end; ++d) {
+            if (ds) ds[d] += static_cast<float>(sum_dy_x[d - d_begin]);
+            if (db) db[d] += static_cast<float>(sum_dy[d - d_begin]);
+          }
+        },
+        PlaneGrain(outer_ * inner_));
+  }
+  // dx with threads splitting the planes into contiguous ranges (split by entry, two
+  // threads writing interleaved blocks ran slower than one).
+  if (dx) {
+    ParallelFor(
+        outer_ * dim_,
+        [=](int64_t plane_begin, int64_t plane_end) {
+          for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
+            const int64_t base = plane * inner;
+            const float s = scale[plane % dim];
+            for (int64_t i = 0; i < inner; ++i) dx[base + i] = dy[base + i] * s;
+          }
+        },
+        PlaneGrain(inner_));
+  }
 }
 
 REGISTER_LAYER_CLASS(Scale);
