@@ -4,6 +4,7 @@
 
 #include "caffe/layers/scale_layer.hpp"
 #include "caffe/net.hpp"
+#include "caffe/util/num_threads.hpp"
 #include "gradient_checker.hpp"
 #include "test_util.hpp"
 
@@ -129,6 +130,47 @@ TEST(ScaleLayerTest, InPlaceMatchesOutOfPlace) {
   for (int p = 0; p < 2; ++p)
     for (int c = 0; c < 3; ++c)
       EXPECT_FLOAT_EQ(b.blobs()[p]->cpu_diff()[c], a.blobs()[p]->cpu_diff()[c]);
+}
+
+// Feature maps large enough for the parameter-gradient sums to be split between
+// threads: the scale and bias gradients against sums in double precision, and bitwise
+// the same results at 1 and 2 threads.
+TEST(ScaleLayerTest, ParameterGradientsOnFeatureMapsMatchAndIgnoreTheThreadCount) {
+  const int threads = NumThreads();
+  vector<vector<float>> runs;
+  for (int t : {1, 2}) {
+    SetNumThreads(t);
+    Blob bottom({32, 8, 30, 30}), top;
+    FillUniform(&bottom, -1, 1, 3);
+    ScaleLayer layer(ParseLayer("name: 'sc' type: 'Scale' scale_param { bias_term: true }"));
+    vector<Blob*> bottoms{&bottom}, tops{&top};
+    layer.SetUp(bottoms, tops);
+    layer.Forward(bottoms, tops);
+    Blob dy;
+    dy.ReshapeLike(top);
+    FillUniform(&dy, -1, 1, 4);
+    std::copy(dy.cpu_data(), dy.cpu_data() + dy.count(), top.mutable_cpu_diff());
+    layer.Backward(tops, {true}, bottoms);
+    const int spatial = 30 * 30;
+    for (int c = 0; c < 8; ++c) {
+      double ds = 0, db = 0;
+      for (int n = 0; n < 32; ++n) {
+        for (int s = 0; s < spatial; ++s) {
+          const int64_t i = (n * 8 + c) * spatial + s;
+          ds += static_cast<double>(dy.cpu_data()[i]) * bottom.cpu_data()[i];
+          db += dy.cpu_data()[i];
+        }
+      }
+      EXPECT_NEAR(layer.blobs()[0]->cpu_diff()[c], ds, 1e-3) << "channel " << c;
+      EXPECT_NEAR(layer.blobs()[1]->cpu_diff()[c], db, 1e-3) << "channel " << c;
+    }
+    vector<float> result(layer.blobs()[0]->cpu_diff(), layer.blobs()[0]->cpu_diff() + 8);
+    result.insert(result.end(), layer.blobs()[1]->cpu_diff(), layer.blobs()[1]->cpu_diff() + 8);
+    result.insert(result.end(), bottom.cpu_diff(), bottom.cpu_diff() + bottom.count());
+    runs.push_back(result);
+  }
+  SetNumThreads(threads);
+  for (size_t i = 0; i < runs[0].size(); ++i) ASSERT_EQ(runs[0][i], runs[1][i]) << i;
 }
 
 TEST(ScaleLayerTest, MismatchedScaleBottomIsAnError) {

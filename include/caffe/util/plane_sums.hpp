@@ -10,7 +10,11 @@
 #ifndef CAFFE_UTIL_PLANE_SUMS_HPP_
 #define CAFFE_UTIL_PLANE_SUMS_HPP_
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
+
+#include "caffe/util/parallel_for.hpp"
 
 namespace caffe {
 
@@ -24,6 +28,40 @@ double PlaneSquaredDeviations(const float* x, int64_t n, float center);
 
 // The sum of a[0..n) and the dot product of a and b, in one pass over both.
 void PlaneSumAndDot(const float* a, const float* b, int64_t n, double* sum_a, double* dot_ab);
+
+// Per-channel totals over a blob laid out (outer, channels, inner), for reductions
+// over batch and space: totals[c * kTerms + t] is the sum over o of what
+// plane(o, c, acc) adds to acc[t]. Rows are taken in fixed blocks of kRowsPerBlock and
+// the blocks' partial sums added in order, so the result depends on the shape alone,
+// not on the thread count. Threads split (block, channel) items in block-major order:
+// each thread reads a contiguous stretch of the blob (split by channel alone, two
+// threads read interleaved pieces of every row, and ran no faster than one).
+constexpr int64_t kRowsPerBlock = 8;
+
+template <int kTerms, typename PlaneFn>
+std::vector<double> ChannelSums(int64_t outer, int64_t channels, int64_t inner,
+                                const PlaneFn& plane) {
+  const int64_t blocks = (outer + kRowsPerBlock - 1) / kRowsPerBlock;
+  std::vector<double> partial(blocks * channels * kTerms, 0.0);
+  double* partials = partial.data();
+  const int64_t grain =
+      std::max<int64_t>(1, kParallelMinElements / std::max<int64_t>(1, kRowsPerBlock * inner));
+  ParallelFor(
+      blocks * channels,
+      [=, &plane](int64_t begin, int64_t end) {
+        for (int64_t item = begin; item < end; ++item) {
+          const int64_t block = item / channels, c = item % channels;
+          const int64_t row_end = std::min(outer, (block + 1) * kRowsPerBlock);
+          for (int64_t o = block * kRowsPerBlock; o < row_end; ++o) plane(o, c, partials + item * kTerms);
+        }
+      },
+      grain);
+  std::vector<double> totals(channels * kTerms, 0.0);
+  for (int64_t block = 0; block < blocks; ++block) {
+    for (int64_t i = 0; i < channels * kTerms; ++i) totals[i] += partial[block * channels * kTerms + i];
+  }
+  return totals;
+}
 
 }  // namespace caffe
 

@@ -88,29 +88,18 @@ void BatchNormLayer::ComputeBatchStatistics(const float* x) {
   float* mean = mean_.mutable_cpu_data();
   float* variance = variance_.mutable_cpu_data();
   const double m = static_cast<double>(num_ * spatial_);
+  const int64_t channels = channels_, spatial = spatial_;
   // Two passes (mean, then squared deviations) avoid E[x^2] - E[x]^2 cancellation.
-  // Channels are independent, so threads split them and each channel's sums keep their
-  // order; within a thread's channels the planes are read in memory order.
-  const int64_t per_channel = num_ * spatial_;
-  ParallelFor(
-      channels_,
-      [=, num = num_, channels = channels_, spatial = spatial_](int64_t c_begin, int64_t c_end) {
-        std::vector<double> sums(c_end - c_begin, 0.0);
-        for (int64_t n = 0; n < num; ++n) {
-          for (int64_t c = c_begin; c < c_end; ++c) {
-            sums[c - c_begin] += PlaneSum(x + (n * channels + c) * spatial, spatial);
-          }
-        }
-        for (int64_t c = c_begin; c < c_end; ++c) mean[c] = static_cast<float>(sums[c - c_begin] / m);
-        std::fill(sums.begin(), sums.end(), 0.0);
-        for (int64_t n = 0; n < num; ++n) {
-          for (int64_t c = c_begin; c < c_end; ++c) {
-            sums[c - c_begin] += PlaneSquaredDeviations(x + (n * channels + c) * spatial, spatial, mean[c]);
-          }
-        }
-        for (int64_t c = c_begin; c < c_end; ++c) variance[c] = static_cast<float>(sums[c - c_begin] / m);
-      },
-      ChannelGrain(per_channel));
+  const vector<double> sums = ChannelSums<1>(
+      num_, channels_, spatial_, [=](int64_t n, int64_t c, double* acc) {
+        acc[0] += PlaneSum(x + (n * channels + c) * spatial, spatial);
+      });
+  for (int64_t c = 0; c < channels_; ++c) mean[c] = static_cast<float>(sums[c] / m);
+  const vector<double> squares = ChannelSums<1>(
+      num_, channels_, spatial_, [=](int64_t n, int64_t c, double* acc) {
+        acc[0] += PlaneSquaredDeviations(x + (n * channels + c) * spatial, spatial, mean[c]);
+      });
+  for (int64_t c = 0; c < channels_; ++c) variance[c] = static_cast<float>(squares[c] / m);
 }
 
 void BatchNormLayer::UpdateRunningStatistics() {
@@ -181,33 +170,22 @@ void BatchNormLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& 
   const float* x_hat = x_norm_.cpu_data();
   const double m = static_cast<double>(num_ * spatial_);
   const bool global = use_global_stats_;
-  const int64_t num = num_, channels = channels_, spatial = spatial_;
-  // Per channel: mean(dy) and mean(dy * x_hat), zero under global statistics. Threads
-  // split the channels, each channel's sums keep their order; within a thread's
-  // channels the planes are read in memory order.
+  const int64_t channels = channels_, spatial = spatial_;
+  // Per channel: mean(dy) and mean(dy * x_hat), zero under global statistics.
   std::vector<float> mean_dy(channels_, 0.f), mean_dy_xhat(channels_, 0.f);
   if (!global) {
-    float* shift = mean_dy.data();
-    float* slope = mean_dy_xhat.data();
-    ParallelFor(
-        channels_,
-        [=](int64_t c_begin, int64_t c_end) {
-          std::vector<double> sum_dy(c_end - c_begin, 0.0), sum_dy_xhat(c_end - c_begin, 0.0);
-          for (int64_t n = 0; n < num; ++n) {
-            for (int64_t c = c_begin; c < c_end; ++c) {
-              const int64_t base = (n * channels + c) * spatial;
-              double plane_dy, plane_dy_xhat;
-              PlaneSumAndDot(dy + base, x_hat + base, spatial, &plane_dy, &plane_dy_xhat);
-              sum_dy[c - c_begin] += plane_dy;
-              sum_dy_xhat[c - c_begin] += plane_dy_xhat;
-            }
-          }
-          for (int64_t c = c_begin; c < c_end; ++c) {
-            shift[c] = static_cast<float>(sum_dy[c - c_begin] / m);
-            slope[c] = static_cast<float>(sum_dy_xhat[c - c_begin] / m);
-          }
-        },
-        ChannelGrain(num_ * spatial_));
+    const vector<double> sums = ChannelSums<2>(
+        num_, channels_, spatial_, [=](int64_t n, int64_t c, double* acc) {
+          const int64_t base = (n * channels + c) * spatial;
+          double plane_dy, plane_dy_xhat;
+          PlaneSumAndDot(dy + base, x_hat + base, spatial, &plane_dy, &plane_dy_xhat);
+          acc[0] += plane_dy;
+          acc[1] += plane_dy_xhat;
+        });
+    for (int64_t c = 0; c < channels_; ++c) {
+      mean_dy[c] = static_cast<float>(sums[2 * c] / m);
+      mean_dy_xhat[c] = static_cast<float>(sums[2 * c + 1] / m);
+    }
   }
   // dx plane by plane, threads splitting the planes into contiguous ranges: split by
   // channel instead, two threads writing interleaved blocks ran slower than one.

@@ -124,34 +124,26 @@ void ScaleLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& prop
   }
   float* dx = propagate_down[0] ? bottom[0]->mutable_cpu_diff() : nullptr;  // may alias dy
   const float* scale = dx ? scale_blob(bottom)->cpu_data() : nullptr;
-  const int64_t outer = outer_, dim = dim_, inner = inner_;
-  // Parameter gradients first: in place, dx overwrites dy. Threads split the scale
-  // entries; each entry sums over `outer` in order, so the result does not depend on
-  // the thread count, and within a thread's entries the planes are read in memory order.
+  const int64_t dim = dim_, inner = inner_;
+  // Parameter gradients first: in place, dx overwrites dy. The sums' order depends on
+  // the shape alone, not on the thread count.
   if (ds || db) {
-    ParallelFor(
-        dim_,
-        [=](int64_t d_begin, int64_t d_end) {
-          std::vector<double> sum_dy(d_end - d_begin, 0.0), sum_dy_x(d_end - d_begin, 0.0);
-          for (int64_t o = 0; o < outer; ++o) {
-            for (int64_t d = d_begin; d < d_end; ++d) {
-              const int64_t base = (o * dim + d) * inner;
-              if (ds) {
-                double plane_dy, plane_dy_x;
-                PlaneSumAndDot(dy + base, x + base, inner, &plane_dy, &plane_dy_x);
-                sum_dy[d - d_begin] += plane_dy;
-                sum_dy_x[d - d_begin] += plane_dy_x;
-              } else {
-                sum_dy[d - d_begin] += PlaneSum(dy + base, inner);
-              }
-            }
+    const vector<double> sums = ChannelSums<2>(
+        outer_, dim_, inner_, [=](int64_t o, int64_t d, double* acc) {
+          const int64_t base = (o * dim + d) * inner;
+          if (ds) {
+            double plane_dy, plane_dy_x;
+            PlaneSumAndDot(dy + base, x + base, inner, &plane_dy, &plane_dy_x);
+            acc[0] += plane_dy;
+            acc[1] += plane_dy_x;
+          } else {
+            acc[0] += PlaneSum(dy + base, inner);
           }
-          for (int64_t d = d_begin; d < d_end; ++d) {
-            if (ds) ds[d] += static_cast<float>(sum_dy_x[d - d_begin]);
-            if (db) db[d] += static_cast<float>(sum_dy[d - d_begin]);
-          }
-        },
-        PlaneGrain(outer_ * inner_));
+        });
+    for (int64_t d = 0; d < dim_; ++d) {
+      if (ds) ds[d] += static_cast<float>(sums[2 * d + 1]);
+      if (db) db[d] += static_cast<float>(sums[2 * d]);
+    }
   }
   // dx with threads splitting the planes into contiguous ranges (split by entry, two
   // threads writing interleaved blocks ran slower than one).
