@@ -172,7 +172,7 @@ void BatchNormLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& 
   const bool global = use_global_stats_;
   const int64_t channels = channels_, spatial = spatial_;
   // Per channel: mean(dy) and mean(dy * x_hat), zero under global statistics.
-  std::vector<float> mean_dy(channels_, 0.f), mean_dy_xhat(channels_, 0.f);
+  vector<float> mean_dy(channels_, 0.f), mean_dy_xhat(channels_, 0.f);
   if (!global) {
     const vector<double> sums = ChannelSums<2>(
         num_, channels_, spatial_, [=](int64_t n, int64_t c, double* acc) {
