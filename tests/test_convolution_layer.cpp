@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <typeinfo>
 
 #include "caffe/layer_factory.hpp"
 #include "caffe/layers/convolution_layer.hpp"
@@ -268,6 +269,67 @@ TEST(ConvolutionLayerTest, WeightGradientsAccumulate) {
   EXPECT_NEAR(layer.blobs()[1]->cpu_diff()[0], 2 * bias_once, 1e-4);
   // The bottom diff is overwritten, not accumulated.
   for (size_t i = 0; i < dx_once.size(); ++i) EXPECT_FLOAT_EQ(bottom.cpu_diff()[i], dx_once[i]);
+}
+
+// The reference engine's im2col columns live in one buffer per thread, shared by every
+// layer: interleaving the passes of layers of different sizes (a convolution, a larger
+// one, a deconvolution that reuses its columns between its weight and data gradients)
+// must give each layer bitwise what it gives alone.
+TEST(ConvolutionLayerTest, SharedColumnsLeaveEachLayersResultsAlone) {
+  const vector<LayerParameter> params{
+      ConvParam("num_output: 3 kernel_size: 3 pad: 1 engine: CAFFE"),
+      ConvParam("num_output: 4 kernel_size: 5 stride: 1 pad: 2 group: 2 engine: CAFFE"),
+      ParseLayer("name: 'deconv' type: 'Deconvolution' convolution_param { num_output: 2 "
+                 "kernel_size: 3 stride: 2 engine: CAFFE "
+                 "weight_filler { type: 'gaussian' std: 0.5 } }")};
+  const vector<vector<int64_t>> shapes{{2, 2, 6, 6}, {2, 4, 11, 9}, {2, 3, 5, 4}};
+  struct Run {
+    shared_ptr<Layer> layer;
+    Blob bottom, top;
+  };
+  auto make = [&](size_t i, Run* run) {
+    run->layer = LayerRegistry::CreateLayer(params[i], Context());
+    ASSERT_EQ(string(typeid(*run->layer).name()).find("Dnnl"), string::npos);
+    run->bottom.Reshape(shapes[i]);
+    FillUniform(&run->bottom, -1, 1, 10 + i);
+    vector<Blob*> bottoms{&run->bottom}, tops{&run->top};
+    run->layer->SetUp(bottoms, tops);
+  };
+  auto forward = [](Run* run) {
+    vector<Blob*> bottoms{&run->bottom}, tops{&run->top};
+    run->layer->Forward(bottoms, tops);
+  };
+  auto backward = [](Run* run) {
+    vector<Blob*> bottoms{&run->bottom}, tops{&run->top};
+    std::copy(run->top.cpu_data(), run->top.cpu_data() + run->top.count(),
+              run->top.mutable_cpu_diff());
+    run->layer->Backward(tops, {true}, bottoms);
+  };
+  auto results = [](const Run& run) {
+    vector<float> out(run.top.cpu_data(), run.top.cpu_data() + run.top.count());
+    out.insert(out.end(), run.bottom.cpu_diff(), run.bottom.cpu_diff() + run.bottom.count());
+    for (const auto& blob : run.layer->blobs()) {
+      out.insert(out.end(), blob->cpu_diff(), blob->cpu_diff() + blob->count());
+    }
+    return out;
+  };
+  vector<vector<float>> alone;
+  for (size_t i = 0; i < params.size(); ++i) {
+    Run run;
+    make(i, &run);
+    forward(&run);
+    backward(&run);
+    alone.push_back(results(run));
+  }
+  vector<Run> runs(params.size());
+  for (size_t i = 0; i < params.size(); ++i) make(i, &runs[i]);
+  for (auto& run : runs) forward(&run);
+  for (size_t i = runs.size(); i-- > 0;) backward(&runs[i]);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const vector<float> together = results(runs[i]);
+    ASSERT_EQ(together.size(), alone[i].size());
+    for (size_t j = 0; j < together.size(); ++j) ASSERT_EQ(together[j], alone[i][j]) << "layer " << i << ", value " << j;
+  }
 }
 
 TEST(ConvolutionLayerTest, InlineWeightsAreKept) {

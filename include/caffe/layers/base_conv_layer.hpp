@@ -71,6 +71,9 @@ class BaseConvolutionLayer : public Layer {
   int out_spatial_dim_ = 0;  // top plane size (the bias is broadcast over it)
 
  private:
+  // The im2col columns of one image: a per-thread buffer shared by the layers on the
+  // host, this layer's col_buffer_ on the device. Valid until the call returns.
+  float* ColumnBuffer(Mode mode);
   void Im2col(Mode mode, const float* image, float* columns);
   void Col2im(Mode mode, const float* columns, float* image);
   vector<int64_t> ExpectedWeightShape() const;
@@ -95,7 +98,7 @@ class BaseConvolutionLayer : public Layer {
   vector<int> conv_input_shape_;
   // The column buffer's shape: channels * prod(kernel), then column-side spatial sizes.
   vector<int> col_buffer_shape_;
-  Blob col_buffer_;
+  Blob col_buffer_;  // device mode only: host mode uses the thread's shared columns
   Blob bias_multiplier_;  // ones over the top plane, so the bias add is one GEMM
 };
 

@@ -213,12 +213,28 @@ void BaseConvolutionLayer::Col2im(Mode mode, const float* columns, float* image)
   }
 }
 
+float* BaseConvolutionLayer::ColumnBuffer(Mode mode) {
+  if (mode != Mode::CPU) return MutableDataOn(mode, &col_buffer_);
+  // On the host, one buffer per thread serves every reference-engine convolution that
+  // runs on it, sized to the largest: a layer fills and reads its columns within one
+  // Forward or Backward call, and a thread runs one layer at a time. (Device mode keeps
+  // each layer's own buffer, in device memory.)
+  thread_local vector<float> columns;
+  const size_t need = static_cast<size_t>(kernel_dim_) * group_ * conv_out_spatial_dim_;
+  if (columns.size() < need) {
+    vector<float>().swap(columns);  // free the smaller buffer first: no copy, no two at once
+    ResizeScratch(&columns, static_cast<int64_t>(need), "the im2col column buffer");
+  }
+  return columns.data();
+}
+
 void BaseConvolutionLayer::ForwardGemm(Mode mode, const float* input, const float* weights,
                                        float* output, bool skip_im2col) {
   const float* columns = input;
   if (!is_1x1_) {
-    if (!skip_im2col) Im2col(mode, input, MutableDataOn(mode, &col_buffer_));
-    columns = DataOn(mode, col_buffer_);
+    float* buffer = ColumnBuffer(mode);
+    if (!skip_im2col) Im2col(mode, input, buffer);
+    columns = buffer;
   }
   for (int g = 0; g < group_; ++g) {
     math::gemm(mode, math::NoTrans, math::NoTrans, conv_out_channels_ / group_,
@@ -235,7 +251,7 @@ void BaseConvolutionLayer::ForwardBias(Mode mode, float* output, const float* bi
 void BaseConvolutionLayer::BackwardGemm(Mode mode, const float* output_diff,
                                         const float* weights, float* input_diff) {
   // A 1x1 convolution's column buffer is the image itself, so write straight into it.
-  float* columns = is_1x1_ ? input_diff : MutableDataOn(mode, &col_buffer_);
+  float* columns = is_1x1_ ? input_diff : ColumnBuffer(mode);
   for (int g = 0; g < group_; ++g) {
     math::gemm(mode, math::Trans, math::NoTrans, kernel_dim_, conv_out_spatial_dim_,
                conv_out_channels_ / group_, 1.f, weights + weight_offset_ * g,
@@ -248,8 +264,9 @@ void BaseConvolutionLayer::WeightGemm(Mode mode, const float* input, const float
                                       float* weights_diff) {
   const float* columns = input;
   if (!is_1x1_) {
-    Im2col(mode, input, MutableDataOn(mode, &col_buffer_));
-    columns = DataOn(mode, col_buffer_);
+    float* buffer = ColumnBuffer(mode);
+    Im2col(mode, input, buffer);
+    columns = buffer;
   }
   for (int g = 0; g < group_; ++g) {
     math::gemm(mode, math::NoTrans, math::Trans, conv_out_channels_ / group_, kernel_dim_,
