@@ -222,7 +222,8 @@ run_solver() {
     count=$(( count + 1 ))
     echo "$name: $(cat "$wall_file") s ($(grep -o 'test 0/accuracy = [0-9.]*' "$log" | tail -1)); $(( $(date +%s) - started )) s so far"
   fi
-  echo "$model,$method,$label,$n,$seed,$iters,$steady,$log,$stats,$(cat "$wall_file")" >> "$manifest"
+  # The label may hold a comma ("IWP, density / 2"): quoted, as CSV readers expect.
+  echo "$model,$method,\"$label\",$n,$seed,$iters,$steady,$log,$stats,$(cat "$wall_file")" >> "$manifest"
 }
 
 if [[ $mode == iwp_full ]]; then
