@@ -21,6 +21,15 @@ namespace caffe {
 // Elements below which a loop runs serially.
 constexpr int64_t kParallelMinElements = 32768;
 
+// ParallelFor's min_elements for a loop over items (planes, channels) of
+// elements_per_item elements each: items enough that a thread gets about
+// kParallelMinElements / 2 elements, since ParallelFor counts items, not elements.
+inline int64_t MinItemsFor(int64_t elements_per_item) {
+  const int64_t per_item = elements_per_item > 1 ? elements_per_item : 1;
+  const int64_t items = kParallelMinElements / per_item;
+  return items > 1 ? items : 1;
+}
+
 // How many threads a loop over n elements gets: 1 below min_elements, inside a
 // parallel region already, or in a build without OpenMP; else up to NumThreads(),
 // with at least min_elements / 2 elements per thread.

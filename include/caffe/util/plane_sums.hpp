@@ -26,7 +26,7 @@ double PlaneSum(const float* x, int64_t n);
 // The sum of (x[i] - center)^2 over [0, n), each deviation taken in float.
 double PlaneSquaredDeviations(const float* x, int64_t n, float center);
 
-// The sum of a[0..n) and the dot product of a and b, in one pass over both.
+// The sum of a[0..n) and the dot product of a and b.
 void PlaneSumAndDot(const float* a, const float* b, int64_t n, double* sum_a, double* dot_ab);
 
 // Per-channel totals over a blob laid out (outer, channels, inner), for reductions
@@ -44,8 +44,6 @@ std::vector<double> ChannelSums(int64_t outer, int64_t channels, int64_t inner,
   const int64_t blocks = (outer + kRowsPerBlock - 1) / kRowsPerBlock;
   std::vector<double> partial(blocks * channels * kTerms, 0.0);
   double* partials = partial.data();
-  const int64_t grain =
-      std::max<int64_t>(1, kParallelMinElements / std::max<int64_t>(1, kRowsPerBlock * inner));
   ParallelFor(
       blocks * channels,
       [=, &plane](int64_t begin, int64_t end) {
@@ -55,7 +53,7 @@ std::vector<double> ChannelSums(int64_t outer, int64_t channels, int64_t inner,
           for (int64_t o = block * kRowsPerBlock; o < row_end; ++o) plane(o, c, partials + item * kTerms);
         }
       },
-      grain);
+      MinItemsFor(kRowsPerBlock * inner));
   std::vector<double> totals(channels * kTerms, 0.0);
   for (int64_t block = 0; block < blocks; ++block) {
     for (int64_t i = 0; i < channels * kTerms; ++i) totals[i] += partial[block * channels * kTerms + i];

@@ -1,6 +1,5 @@
 #include "caffe/layers/batch_norm_layer.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -10,14 +9,6 @@
 #include "caffe/util/plane_sums.hpp"
 
 namespace caffe {
-
-namespace {
-// Channels (or planes) per thread at least, so that a thread gets about
-// kParallelMinElements / 2 elements: ParallelFor counts items, not elements.
-int64_t ChannelGrain(int64_t elements_per_item) {
-  return std::max<int64_t>(1, kParallelMinElements / std::max<int64_t>(1, elements_per_item));
-}
-}  // namespace
 
 namespace {
 
@@ -154,7 +145,7 @@ void BatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*
           }
         }
       },
-      ChannelGrain(spatial_));
+      MinItemsFor(spatial_));
   if (!use_global_stats_) UpdateRunningStatistics();
 }
 
@@ -208,7 +199,7 @@ void BatchNormLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& 
           }
         }
       },
-      ChannelGrain(spatial_));
+      MinItemsFor(spatial_));
 }
 
 // Registered in layer_engines.cpp, which picks between this and its engine variants.

@@ -8,14 +8,6 @@
 
 namespace caffe {
 
-namespace {
-// Items (planes, scale entries) per thread at least, so that a thread gets about
-// kParallelMinElements / 2 elements: ParallelFor counts items, not elements.
-int64_t PlaneGrain(int64_t elements_per_item) {
-  return std::max<int64_t>(1, kParallelMinElements / std::max<int64_t>(1, elements_per_item));
-}
-}  // namespace
-
 void ScaleLayer::LayerSetUp(const vector<Blob*>& bottom, const vector<Blob*>& top) {
   const ScaleParameter& p = layer_param_.scale_param();
   bias_term_ = p.bias_term();
@@ -102,7 +94,7 @@ void ScaleLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& t
           for (int64_t i = 0; i < inner; ++i) y[base + i] = x[base + i] * s + b;
         }
       },
-      PlaneGrain(inner_));
+      MinItemsFor(inner_));
 }
 
 void ScaleLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
@@ -157,7 +149,7 @@ void ScaleLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& prop
             for (int64_t i = 0; i < inner; ++i) dx[base + i] = dy[base + i] * s;
           }
         },
-        PlaneGrain(inner_));
+        MinItemsFor(inner_));
   }
 }
 
