@@ -426,6 +426,37 @@ TEST(GpuIwpSelectionTest, WeightFloorMatchesTheHostKernels) {
 #endif
 }
 
+// The consensus prior's blend reads the known importances and ages on the device: the
+// same scores and choices as the host's.
+TEST(GpuIwpSelectionTest, ConsensusPriorMatchesTheHostKernels) {
+  SKIP_WITHOUT_GPU();
+#ifdef USE_CUDA
+  const int64_t n = 4099;
+  Blob blob(vector<int64_t>{n});
+  FillUniform(&blob, -1, 1, 710);
+  vector<float> residual = MakeImportance(n, Ties::kNone, 711);
+  vector<float> known = MakeImportance(n, Ties::kNone, 712);
+  vector<int32_t> last_sent(n);
+  for (int64_t i = 0; i < n; ++i) last_sent[i] = static_cast<int32_t>(90 + (i * 7919) % 10);
+  DeviceBuffer device_residual, device_known, device_last;
+  device_residual.UploadVector(residual);
+  device_known.UploadVector(known);
+  device_last.UploadVector(last_sent);
+  vector<Blob*> params = {&blob};
+  HostSelectionKernels host;
+  std::unique_ptr<SelectionKernels> device = CreateDeviceSelectionKernels();
+  ASSERT_TRUE(device != nullptr);
+  host.ComputeImportance(params, {0}, {residual.data()}, 1e-6f);
+  device->ComputeImportance(params, {0}, {device_residual.as<float>()}, 1e-6f);
+  host.BlendPrior(0, known.data(), last_sent.data(), 100, 0.5f);
+  device->BlendPrior(0, device_known.as<float>(), device_last.as<int32_t>(), 100, 0.5f);
+  float host_threshold = -1, device_threshold = -2;
+  EXPECT_EQ(device->SelectTopK(0, 64, &device_threshold), host.SelectTopK(0, 64, &host_threshold));
+  // A fused multiply-add may round the blend differently on either side.
+  EXPECT_NEAR(device_threshold, host_threshold, 1e-6f * host_threshold);
+#endif
+}
+
 // The residual primitives the sparse exchanges are written with, host and device
 // kernels side by side through the interface, from the same state: accumulation with
 // momentum, the values' gather, scatter, clearing, the rate limit and the known
@@ -531,11 +562,14 @@ TEST(GpuIwpSelectionTest, DeviceResidualKernelsMatchTheHostKernels) {
     for (size_t b = 0; b < sizes.size(); ++b) {
       Blob* p = params[side][b];
       k.ScatterSelected(b, selections[b], p, values + pos, 0.5f);
+      // Blob 0 keeps its known importance per step waited (the consensus prior's),
+      // which reads the ages before the clear resets them.
+      if (b == 0) k.RecordKnownImportance(b, selections[b], *p, 0.5f, true, true, iter);
       k.ClearSelected(b, selections[b], iter);
       if (!selections[b].all) {
         capped[side] += k.LimitSelected(b, selections[b], p, 0.25f, k.LocalValues() + pos);
       }
-      k.RecordKnownImportance(b, selections[b], *p, 0.5f, b != 2);
+      if (b != 0) k.RecordKnownImportance(b, selections[b], *p, 0.5f, b != 2, false, 0);
       pos += selections[b].all ? sizes[b] : static_cast<int64_t>(selections[b].indices.size());
     }
   }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <random>
 
+#include "caffe/sync/host_residual_kernels.hpp"
 #include "caffe/sync/iwp_exchange.hpp"
 #include "caffe/sync/local_communicator.hpp"
 #include "caffe/util/io.hpp"
@@ -285,48 +286,103 @@ TEST(IwpExchangeLocalTest, EpsilonMustBePositive) {
   for (const string bad : {"epsilon: 0", "epsilon: -1", "stochastic_fraction: 1",
                            "max_dense_share: 2", "leader: PER_LAYER layer_wise: false",
                            "residual_leak: 1", "residual_leak: -0.1", "method: DENSE residual_leak: 0.1",
-                           "method: DENSE flush_at_rate_drop: true"}) {
+                           "method: DENSE flush_at_rate_drop: true", "consensus_prior: -0.1",
+                           "consensus_prior: 1.5", "method: TOPK_ALLGATHER consensus_prior: 0.5"}) {
     EXPECT_THROW(ValidateSyncParameter(Sync(bad), "s.prototxt"), Error) << bad;
   }
   EXPECT_NO_THROW(ValidateSyncParameter(Sync("epsilon: 1e-8"), "s.prototxt"));
   EXPECT_NO_THROW(ValidateSyncParameter(Sync("residual_leak: 0.01"), "s.prototxt"));
+  EXPECT_NO_THROW(ValidateSyncParameter(Sync("consensus_prior: 1"), "s.prototxt"));
 }
 
 // Residuals, velocities, ages, known importances and PER_LAYER's VMRs come back from
 // the saved state: the next steps are identical to those of the original.
 TEST(IwpExchangeLocalTest, StateRoundTripsAndIsCheckedAgainstTheNet) {
-  const string settings = "density: 0.05 stochastic_fraction: 0.3 leader: PER_LAYER";
-  auto original = MakeIwp(settings);
-  Params a({3000, 2000});
-  for (int t = 0; t < 6; ++t) {
-    a.SetGradients(t);
-    original->Exchange(t, a.ptrs);
-  }
-  const string state = original->SaveState();
-  auto resumed = MakeIwp(settings);
-  resumed->set_param_sizes({3000, 2000});
-  resumed->RestoreState(state);
-  Params b({3000, 2000});
-  for (int t = 6; t < 12; ++t) {
-    a.SetGradients(t);
-    b.SetGradients(t);
-    original->Exchange(t, a.ptrs);
-    resumed->Exchange(t, b.ptrs);
-    for (size_t k = 0; k < 2; ++k) {
-      for (int64_t i = 0; i < a.ptrs[k]->count(); ++i) {
-        ASSERT_EQ(a.ptrs[k]->cpu_diff()[i], b.ptrs[k]->cpu_diff()[i]) << "step " << t << " blob " << k;
+  for (const string settings : {"density: 0.05 stochastic_fraction: 0.3 leader: PER_LAYER",
+                                "density: 0.05 stochastic_fraction: 0.3 consensus_prior: 0.5"}) {
+    SCOPED_TRACE(settings);
+    auto original = MakeIwp(settings);
+    Params a({3000, 2000});
+    for (int t = 0; t < 6; ++t) {
+      a.SetGradients(t);
+      original->Exchange(t, a.ptrs);
+    }
+    const string state = original->SaveState();
+    auto resumed = MakeIwp(settings);
+    resumed->set_param_sizes({3000, 2000});
+    resumed->RestoreState(state);
+    Params b({3000, 2000});
+    for (int t = 6; t < 12; ++t) {
+      a.SetGradients(t);
+      b.SetGradients(t);
+      original->Exchange(t, a.ptrs);
+      resumed->Exchange(t, b.ptrs);
+      for (size_t k = 0; k < 2; ++k) {
+        for (int64_t i = 0; i < a.ptrs[k]->count(); ++i) {
+          ASSERT_EQ(a.ptrs[k]->cpu_diff()[i], b.ptrs[k]->cpu_diff()[i]) << "step " << t << " blob " << k;
+        }
       }
     }
+    // A state of another net is refused at once, naming what differs.
+    auto other = MakeIwp(settings);
+    other->set_param_sizes({3000, 2001});
+    try {
+      other->RestoreState(state);
+      FAIL() << "expected an error";
+    } catch (const Error& e) {
+      EXPECT_NE(string(e.what()).find("2001"), string::npos) << e.what();
+    }
   }
-  // A state of another net is refused at once, naming what differs.
-  auto other = MakeIwp(settings);
-  other->set_param_sizes({3000, 2001});
-  try {
-    other->RestoreState(state);
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_NE(string(e.what()).find("2001"), string::npos) << e.what();
+}
+
+// The consensus prior: a dense step tells every rank that coordinates 0-99 carried ten
+// times the others; the next step's leader holds more of 900-999. By its own residual
+// alone (prior 0) it sends 900-999; with the prior it sends what the ranks held
+// together, 0-99 (at 0.5: 0.5 x 1 + 0.5 x 10 beats 0.5 x 2 + 0.5 x 1).
+TEST(IwpExchangeLocalTest, ConsensusPriorScoresWhatAllRanksKnow) {
+  for (const float prior : {0.f, 0.5f, 1.f}) {
+    auto exchange = MakeIwp("density: 0.1 warmup_iter: 1 consensus_prior: " + std::to_string(prior));
+    Params params({1000});
+    Blob& blob = *params.ptrs[0];
+    std::fill(blob.mutable_cpu_data(), blob.mutable_cpu_data() + 1000, 1.f);
+    float* g = blob.mutable_cpu_diff();
+    for (int64_t i = 0; i < 1000; ++i) g[i] = i < 100 ? 10.f : 1.f;
+    exchange->Exchange(0, params.ptrs);  // the dense warm-up step
+    g = blob.mutable_cpu_diff();
+    for (int64_t i = 0; i < 1000; ++i) g[i] = i >= 900 ? 2.f : 1.f;
+    exchange->Exchange(1, params.ptrs);
+    const vector<int32_t> sent = SentIndices(blob);
+    ASSERT_EQ(sent.size(), 100u) << "prior " << prior;
+    EXPECT_EQ(sent.front(), prior == 0 ? 900 : 0) << "prior " << prior;
+    EXPECT_EQ(sent.back(), prior == 0 ? 999 : 99) << "prior " << prior;
   }
+}
+
+// Under the consensus prior the known importance is kept per step waited: a value
+// that waited four steps counts a quarter per step. Recorded before the selection is
+// marked sent (the ages are still those of the wait).
+TEST(IwpExchangeLocalTest, KnownImportanceIsPerStepWaited) {
+  HostResidualKernels kernels;
+  ResidualState state;
+  state.residual = {vector<float>(4, 0.f)};
+  state.velocity = {vector<float>()};
+  state.last_sent = {vector<int32_t>{9, 6, 0, 10}};
+  state.known_importance = {vector<float>(4, -1.f)};
+  kernels.Load(state);
+  Blob blob(vector<int64_t>{4});
+  float* w = blob.mutable_cpu_data();
+  float* diff = blob.mutable_cpu_diff();
+  for (int i = 0; i < 4; ++i) {
+    w[i] = 2.f;
+    diff[i] = -8.f;
+  }
+  ResidualSelection selection;
+  selection.indices = {0, 1, 3};
+  kernels.RecordKnownImportance(0, selection, blob, 0.f, true, true, 10);
+  // |diff| / |w| = 4, over 1, 4 and (an age of 0 counts as 1) 1 step; 2 not selected.
+  EXPECT_EQ(kernels.Host().known_importance[0], (vector<float>{4.f, 1.f, -1.f, 4.f}));
+  kernels.RecordKnownImportance(0, selection, blob, 0.f, true, false, 10);
+  EXPECT_EQ(kernels.Host().known_importance[0], (vector<float>{4.f, 4.f, -1.f, 4.f}));
 }
 
 }  // namespace

@@ -16,6 +16,8 @@ namespace caffe {
 
 class DeviceSparseSelector : public SelectionKernels {
  public:
+  void BlendPrior(size_t j, const float* known, const int32_t* last_sent, int32_t iter,
+                  float weight) override;
   void Sums(size_t j, double* sum, double* sum_squares) override;
   float KthLargest(ImportanceSpan span, int64_t k) override;
   float KthLargestAt(ImportanceSpan span, const vector<int64_t>& positions, int64_t k) override;

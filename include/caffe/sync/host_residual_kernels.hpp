@@ -15,6 +15,10 @@ class HostResidualKernels : public ResidualKernels {
   BufferMemory memory() const override { return BufferMemory::HOST; }
   const ResidualState& Host() const override { return state_; }
   const float* Residual(size_t b) const override { return state_.residual[b].data(); }
+  const int32_t* LastSent(size_t b) const override { return state_.last_sent[b].data(); }
+  const float* KnownImportance(size_t b) const override {
+    return state_.known_importance.empty() ? nullptr : state_.known_importance[b].data();
+  }
 
   std::unique_ptr<KernelBuffer> NewBuffer() const override;
   void CopyToHost(const void* from, size_t bytes, void* host) const override;
@@ -34,7 +38,8 @@ class HostResidualKernels : public ResidualKernels {
   int64_t LimitSelected(size_t b, const ResidualSelection& selection, Blob* param, float scale,
                         const float* local) override;
   void RecordKnownImportance(size_t b, const ResidualSelection& selection, const Blob& param,
-                             float epsilon, bool divide_by_weight) override;
+                             float epsilon, bool divide_by_weight, bool per_step,
+                             int32_t iter) override;
   void AddSelected(size_t b, const ResidualSelection& selection, const float* values) override;
   void Subtract(size_t b, const float* values) override;
 

@@ -91,8 +91,12 @@ class ResidualExchange : public GradientExchange {
   // rank with no message. Needs TrackKnownImportance().
   vector<int32_t> StochasticDraw(size_t b, double expected);
   // From now on ReduceSelected remembers |applied| / (|w| + epsilon) of each value it
-  // sends (the m of the stochastic draw). Call before the first step.
-  void TrackKnownImportance() { track_known_importance_ = true; }
+  // sends (the m of the stochastic draw), with per_step_waited divided by the steps
+  // the value had waited (the consensus prior's k). Call before the first step.
+  void TrackKnownImportance(bool per_step_waited) {
+    track_known_importance_ = true;
+    known_per_step_ = per_step_waited;
+  }
 
   // A method's own state for exact resume, saved after the residuals (empty: none).
   virtual std::string SaveMethodState() const { return {}; }
@@ -161,6 +165,7 @@ class ResidualExchange : public GradientExchange {
   std::optional<ResidualState> restored_;
   vector<bool> dense_blob_;
   bool track_known_importance_ = false;
+  bool known_per_step_ = false;
   // The capture probe (measure_capture): the ranks' summed residual of the sparse
   // blobs before this step's selection, found by a dense all-reduce; returns the
   // bytes that cost (left out of the step's). RecordCapture then scores the choice.

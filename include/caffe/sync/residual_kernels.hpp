@@ -71,6 +71,10 @@ class ResidualKernels {
   bool tracks_known_importance() const { return tracks_known_importance_; }
   // Blob b's v in kernel memory, for a method's own selection.
   virtual const float* Residual(size_t b) const = 0;
+  // Blob b's last-sent iterations and (when tracked) known importances in kernel
+  // memory, for IWP's consensus prior.
+  virtual const int32_t* LastSent(size_t b) const = 0;
+  virtual const float* KnownImportance(size_t b) const = 0;
 
   // ---- Kernel memory
 
@@ -119,9 +123,12 @@ class ResidualKernels {
   virtual int64_t LimitSelected(size_t b, const ResidualSelection& selection, Blob* param,
                                 float scale, const float* local) = 0;
   // known = |diff| / (|w| + epsilon), or |diff| without divide_by_weight, at blob b's
-  // selection (with TrackKnownImportance only).
+  // selection (with TrackKnownImportance only). With per_step it is also divided by
+  // the steps each coordinate waited, iter - its last-sent iteration (at least 1): call
+  // it before ClearSelected marks the selection sent at iter.
   virtual void RecordKnownImportance(size_t b, const ResidualSelection& selection,
-                                     const Blob& param, float epsilon, bool divide_by_weight) = 0;
+                                     const Blob& param, float epsilon, bool divide_by_weight,
+                                     bool per_step, int32_t iter) = 0;
 
   // v of blob b += values at its selection of the last gather (what the wire's
   // rounding removed from the values sent: SyncParameter.value_encoding FP16).

@@ -42,6 +42,12 @@ class SelectionKernels {
   ImportanceSpan Span(size_t j) const { return {offsets_[j], sizes_[j]}; }
   ImportanceSpan All() const { return {0, total_}; }
 
+  // The consensus prior (consensus_prior.hpp): blob j's importances become
+  // ConsensusScore(importance_i, known[i], iter - last_sent[i], weight), known and
+  // last_sent being that blob's known importances per step and last-sent iterations
+  // in the kernels' memory (ResidualKernels::KnownImportance, LastSent).
+  virtual void BlendPrior(size_t j, const float* known, const int32_t* last_sent, int32_t iter,
+                          float weight) = 0;
   // Sum and sum of squares of blob j's importances, accumulated in double.
   virtual void Sums(size_t j, double* sum, double* sum_squares) = 0;
   // The k-th largest importance in `span` (1 <= k <= span.count).
@@ -74,6 +80,8 @@ class SelectionKernels {
 
 class HostSelectionKernels : public SelectionKernels {
  public:
+  void BlendPrior(size_t j, const float* known, const int32_t* last_sent, int32_t iter,
+                  float weight) override;
   void Sums(size_t j, double* sum, double* sum_squares) override;
   float KthLargest(ImportanceSpan span, int64_t k) override;
   float KthLargestAt(ImportanceSpan span, const vector<int64_t>& positions, int64_t k) override;

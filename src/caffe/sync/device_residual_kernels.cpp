@@ -196,10 +196,12 @@ int64_t DeviceResidualKernels::LimitSelected(size_t b, const ResidualSelection& 
 
 void DeviceResidualKernels::RecordKnownImportance(size_t b, const ResidualSelection& selection,
                                                   const Blob& param, float epsilon,
-                                                  bool divide_by_weight) {
+                                                  bool divide_by_weight, bool per_step,
+                                                  int32_t iter) {
   const int32_t* at = selection.all ? nullptr : SelectedIndices(b);
   const int64_t k = selection.all ? param.count() : static_cast<int64_t>(selection.indices.size());
   DeviceRecordImportance(param.gpu_diff(), param.gpu_data(), at, k, epsilon, divide_by_weight,
+                         per_step ? last_sent_[b].as<int32_t>() : nullptr, iter,
                          known_importance_[b].as<float>());
   host_behind_ = true;
 }

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <limits>
 
+#include "caffe/sync/consensus_prior.hpp"
 #include "caffe/sync/shared_random.hpp"
 #include "caffe/util/device_alternate.hpp"
 #include "caffe/util/device_kernels.cuh"
@@ -161,10 +162,21 @@ struct AtLeastThreshold {
 
 __global__ void MagnitudeImportanceKernel(const float* applied, const float* w,
                                           const int32_t* indices, int64_t count, float epsilon,
-                                          bool divide_by_weight, float* known) {
+                                          bool divide_by_weight, const int32_t* last_sent,
+                                          int32_t iter, float* known) {
   CUDA_GRID_STRIDE_LOOP(j, count) {
     const int64_t i = indices != nullptr ? indices[j] : j;
-    known[i] = divide_by_weight ? fabsf(applied[i]) / (fabsf(w[i]) + epsilon) : fabsf(applied[i]);
+    const float value =
+        divide_by_weight ? fabsf(applied[i]) / (fabsf(w[i]) + epsilon) : fabsf(applied[i]);
+    known[i] = last_sent != nullptr ? value / static_cast<float>(StepsWaited(iter, last_sent[i]))
+                                    : value;
+  }
+}
+
+__global__ void BlendPriorKernel(const float* known, const int32_t* last_sent, int64_t n,
+                                 int32_t iter, float weight, float* importance) {
+  CUDA_GRID_STRIDE_LOOP(i, n) {
+    importance[i] = ConsensusScore(importance[i], known[i], iter - last_sent[i], weight);
   }
 }
 
@@ -356,10 +368,19 @@ void DeviceClearAt(const int32_t* indices, int64_t count, float* v, float* u) {
 }
 
 void DeviceRecordImportance(const float* applied, const float* w, const int32_t* indices,
-                            int64_t count, float epsilon, bool divide_by_weight, float* known) {
+                            int64_t count, float epsilon, bool divide_by_weight,
+                            const int32_t* last_sent, int32_t iter, float* known) {
   if (count <= 0) return;
   MagnitudeImportanceKernel<<<CudaGridBlocks(count), kCudaThreads>>>(
-      applied, w, indices, count, epsilon, divide_by_weight, known);
+      applied, w, indices, count, epsilon, divide_by_weight, last_sent, iter, known);
+  CUDA_CHECK(cudaPeekAtLastError());
+}
+
+void DeviceBlendPrior(const float* known, const int32_t* last_sent, int64_t n, int32_t iter,
+                      float weight, float* importance) {
+  if (n <= 0) return;
+  BlendPriorKernel<<<CudaGridBlocks(n), kCudaThreads>>>(known, last_sent, n, iter, weight,
+                                                        importance);
   CUDA_CHECK(cudaPeekAtLastError());
 }
 

@@ -20,6 +20,12 @@ void DeviceSparseSelector::FillImportance(const vector<Blob*>& params, const vec
   }
 }
 
+void DeviceSparseSelector::BlendPrior(size_t j, const float* known, const int32_t* last_sent,
+                                      int32_t iter, float weight) {
+  DeviceBlendPrior(known, last_sent, sizes_[j], iter, weight,
+                   importance_.as<float>() + offsets_[j]);
+}
+
 double DeviceSparseSelector::WeightMeanSquare(const Blob& blob) {
   double sum = 0, squares = 0;
   DeviceSumAndSquares(blob.gpu_data(), blob.count(), &sum, &squares, &workspace_);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "caffe/sync/consensus_prior.hpp"
 #include "caffe/sync/shared_random.hpp"
 #include "caffe/sync/top_k.hpp"
 #include "caffe/util/math_functions.hpp"
@@ -198,13 +199,16 @@ void HostResidualKernels::Subtract(size_t b, const float* values) {
 
 void HostResidualKernels::RecordKnownImportance(size_t b, const ResidualSelection& selection,
                                                 const Blob& param, float epsilon,
-                                                bool divide_by_weight) {
+                                                bool divide_by_weight, bool per_step,
+                                                int32_t iter) {
   float* known = state_.known_importance[b].data();
+  const int32_t* last = state_.last_sent[b].data();
   const float* diff = param.cpu_diff();
   const float* w = param.cpu_data();
   auto record = [=](int64_t i) {
-    known[i] = divide_by_weight ? std::fabs(diff[i]) / (std::fabs(w[i]) + epsilon)
-                                : std::fabs(diff[i]);
+    const float value = divide_by_weight ? std::fabs(diff[i]) / (std::fabs(w[i]) + epsilon)
+                                         : std::fabs(diff[i]);
+    known[i] = per_step ? value / static_cast<float>(StepsWaited(iter, last[i])) : value;
   };
   if (selection.all) {
     for (int64_t i = 0; i < param.count(); ++i) record(i);

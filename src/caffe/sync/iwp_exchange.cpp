@@ -25,8 +25,9 @@ constexpr uint64_t kSampleSalt = 0x5a3b1eull;
 
 IwpExchange::IwpExchange(const SyncParameter& param, Transport transport)
     : ResidualExchange(param, std::move(transport)) {
-  if (param_.method() == SyncParameter::IWP && param_.stochastic_fraction() > 0) {
-    TrackKnownImportance();
+  if (param_.method() == SyncParameter::IWP &&
+      (param_.stochastic_fraction() > 0 || param_.consensus_prior() > 0)) {
+    TrackKnownImportance(/*per_step_waited=*/param_.consensus_prior() > 0);
   }
 }
 
@@ -144,6 +145,13 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, int64_t b
   for (size_t b : led) residuals[b] = ResidualData(b);
   kernels.ComputeImportance(params, led, residuals, param_.epsilon(), param_.weight_floor(),
                             param_.score() == SyncParameter::IMPORTANCE);
+  if (param_.consensus_prior() > 0) {
+    ResidualKernels& state = residual_kernels();
+    for (size_t j = 0; j < led.size(); ++j) {
+      kernels.BlendPrior(j, state.KnownImportance(led[j]), state.LastSent(led[j]), iter,
+                         param_.consensus_prior());
+    }
+  }
   vector<double> vmrs(led.size());
   bool all_finite = true;
   for (size_t j = 0; j < led.size(); ++j) {

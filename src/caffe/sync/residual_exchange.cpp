@@ -481,13 +481,18 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
     Blob* p = params[b];
     const Selection& selection = selections[b];
     kernels.ScatterSelected(b, selection, p, values + pos, inv);
+    // What every rank now knows of these coordinates' importance: the stochastic
+    // update's hint of which waiting coordinates are likely to matter, and the
+    // consensus prior's. Per step it needs the ages before they are reset, and so
+    // takes the value before any rate limit (the sum that waited, not the step taken).
+    if (kernels.tracks_known_importance() && known_per_step_) {
+      kernels.RecordKnownImportance(b, selection, *p, param_.epsilon(), divide, true, current_iter_);
+    }
     kernels.ClearSelected(b, selection, current_iter_);
     if (limit && !selection.all) LimitStep(b, selection, p, sent_values + pos);
     if (half) kernels.AddSelected(b, selection, rounding_.data() + pos);
-    if (kernels.tracks_known_importance()) {
-      // What every rank now knows of these coordinates' importance: the stochastic
-      // update's hint of which waiting coordinates are likely to matter.
-      kernels.RecordKnownImportance(b, selection, *p, param_.epsilon(), divide);
+    if (kernels.tracks_known_importance() && !known_per_step_) {
+      kernels.RecordKnownImportance(b, selection, *p, param_.epsilon(), divide, false, 0);
     }
     pos += selection.all ? p->count() : static_cast<int64_t>(selection.indices.size());
   }

@@ -6,6 +6,7 @@
 #include <limits>
 #include <random>
 
+#include "caffe/sync/consensus_prior.hpp"
 #include "caffe/sync/top_k.hpp"
 #include "caffe/util/parallel_for.hpp"
 
@@ -29,6 +30,14 @@ void SelectionKernels::ComputeImportance(const vector<Blob*>& params, const vect
     added.push_back(static_cast<float>(epsilon + weight_floor * rms));
   }
   FillImportance(params, blobs, residuals, added, divide_by_weight);
+}
+
+void HostSelectionKernels::BlendPrior(size_t j, const float* known, const int32_t* last_sent,
+                                      int32_t iter, float weight) {
+  float* importance = importance_.data() + offsets_[j];
+  for (int64_t i = 0; i < sizes_[j]; ++i) {
+    importance[i] = ConsensusScore(importance[i], known[i], iter - last_sent[i], weight);
+  }
 }
 
 float VarianceToMean(double sum, double sum_squares, int64_t n) {
