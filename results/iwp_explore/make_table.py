@@ -13,7 +13,7 @@ rows = []
 for line in open(os.path.join(here, "runs.txt")):
     if not line.strip() or line.startswith("#"):
         continue
-    name, label, _ = [part.strip() for part in line.split("|", 2)]
+    name, label, _ = [part.strip() for part in line.split(" | ", 2)]
     path = os.path.join(here, "logs", name + ".log")
     if not os.path.exists(path):
         rows.append((name, label, "not run", "", "", "", "", ""))

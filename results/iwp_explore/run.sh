@@ -25,8 +25,9 @@ CAFFE_BUILD=$build data/get_fashion_mnist.sh
 for name in "$@"; do
   line=$(grep -E "^$name \|" "$here/runs.txt" || true)
   [[ -n $line ]] || fail "$name: no such run in $here/runs.txt"
-  args=${line#*|}
-  args=${args#*|}
+  # Fields are separated by " | ", so a label may hold a bare "|" (as in |v|).
+  args=${line#* | }
+  args=${args#* | }
   # The arguments are written as a shell would take them (quoted --sync blocks).
   eval "argv=($args)"
   python3 scripts/make_solver.py "${argv[0]}" "$work/$name.prototxt" "${argv[@]:1}"
