@@ -197,4 +197,6 @@ def test_an_error_on_one_rank_ends_the_job(tmp_path, fashion_test_lmdb):
     done = subprocess.run(mpirun_prefix(2) + [sys.executable, script, path], env=python_env(),
                           capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
-    assert "ValueError: rank 1 gives up" in done.stderr
+    assert "ValueError: rank 1 gives up" in done.stderr, (
+        "mpirun's stderr lacks rank 1's traceback:\n%s\n--- stdout ---\n%s"
+        % (done.stderr, done.stdout))

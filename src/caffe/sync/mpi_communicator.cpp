@@ -15,9 +15,12 @@
 #include <mutex>
 #include <thread>
 
+#include <unistd.h>
+
 #include "caffe/sync/half_precision.hpp"
 
 #include "caffe/util/error.hpp"
+#include "caffe/util/output_drain.hpp"
 
 namespace caffe {
 
@@ -72,10 +75,13 @@ void AbortMpiJob(int status) {
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
-  // mpirun forwards each rank's output through a pipe that its daemon reads on its own
+  // mpirun forwards each rank's output through a pipe that it reads on its own
   // schedule; an abort that arrives first can drop the very error line that explains
-  // it. A pause is cheap next to a job that is ending anyway.
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+  // it. So wait until mpirun has taken the output, then give it a moment to print
+  // what it took: cheap next to a job that is ending anyway.
+  WaitUntilOutputIsRead(STDERR_FILENO, std::chrono::seconds(5));
+  WaitUntilOutputIsRead(STDOUT_FILENO, std::chrono::seconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   MPI_Abort(MPI_COMM_WORLD, status);
   std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest
 }
