@@ -17,6 +17,11 @@ after-warm-up figures where it has them, else those of every step). Top-1 is the
 mean ± sample standard deviation over the seeds; the difference is to DENSE at the
 same model and N, in percentage points. Plots come from tools/plot_training (needs
 Debian's python3-matplotlib; skipped with a note when it is missing).
+
+Every report also writes DIR/rows.csv, one line per table row at full precision with
+the seeds, the settings and the command that made it. With --merge, the rows of nets
+that this manifest does not hold are read back from there and kept, so one net can be
+(re)run without the other's runs on disk: `runs/` is not committed, rows.csv is.
 """
 
 import argparse
@@ -26,6 +31,7 @@ import importlib.machinery
 import importlib.util
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -139,12 +145,98 @@ def _bytes(value):
     return "%.0f B" % value
 
 
-def write_table(runs, out_dir, title, notes):
-    groups = group(runs)
-    dense_top1 = {}
-    for (model, label, n), rs in groups.items():
-        if rs[0]["method"] == "DENSE":
-            dense_top1[(model, n)] = mean_std([r["top1"] for r in rs])[0]
+ROW_FIELDS = ["model", "label", "method", "N", "iters", "seeds", "top1_mean", "top1_std",
+              "nominal", "wire", "bytes", "age_max", "age_mean", "wall", "steady", "settings",
+              "command"]
+
+
+def summarize(runs, settings, command):
+    """One table row per (model, label, N): the means over seeds, as ROW_FIELDS."""
+    rows = []
+    for (model, label, n), rs in group(runs).items():
+        top1, spread = mean_std([r["top1"] for r in rs])
+        rows.append({
+            "model": model, "label": label, "method": rs[0]["method"], "N": n,
+            "iters": rs[0]["iters"], "seeds": " ".join(str(r["seed"]) for r in rs),
+            "top1_mean": top1, "top1_std": spread,
+            "nominal": mean_std([r["nominal"] for r in rs])[0],
+            "wire": mean_std([r["wire"] for r in rs])[0],
+            "bytes": mean_std([r["bytes"] for r in rs])[0],
+            "age_max": mean_std([r["age_max"] for r in rs])[0],
+            "age_mean": mean_std([r["age_mean"] for r in rs])[0],
+            "wall": mean_std([r["wall"] for r in rs])[0],
+            "steady": all(r["steady"] for r in rs),
+            "settings": settings.get(model, ""), "command": command,
+        })
+    return rows
+
+
+def _float_or_none(text):
+    if text in ("", "None"):
+        return None
+    return float(text)
+
+
+def read_rows(path):
+    """The rows a previous report kept in rows.csv."""
+    rows = []
+    with open(path, newline="") as f:
+        for line in csv.DictReader(f):
+            missing = [k for k in ROW_FIELDS if k not in line]
+            if missing:
+                raise SystemExit("error: %s: no column %s" % (path, ", ".join(missing)))
+            row = dict(line)
+            row["N"], row["iters"] = int(row["N"]), int(row["iters"])
+            for key in ("top1_mean", "top1_std", "nominal", "wire", "bytes", "age_max",
+                        "age_mean", "wall"):
+                row[key] = _float_or_none(row[key])
+            row["steady"] = row["steady"] == "True"
+            rows.append(row)
+    return rows
+
+
+def write_rows(rows, out_dir):
+    with open(os.path.join(out_dir, "rows.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=ROW_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: ("" if row[k] is None else repr(row[k]) if isinstance(row[k], float)
+                                 else row[k]) for k in ROW_FIELDS})
+
+
+def merged_rows(new_rows, out_dir):
+    """The rows of rows.csv for nets the new rows do not cover, then the new rows."""
+    path = os.path.join(out_dir, "rows.csv")
+    if not os.path.isfile(path):
+        return new_rows
+    fresh = {r["model"].split("_b")[0] for r in new_rows}
+    kept = [r for r in read_rows(path) if r["model"].split("_b")[0] not in fresh]
+    return kept + new_rows
+
+
+def per_net_notes(rows):
+    """Per net: the settings its IWP rows ran with and the command that made its rows."""
+    notes, seen = [], set()
+    for row in rows:
+        net = row["model"].split("_b")[0]
+        if net in seen:
+            continue
+        seen.add(net)
+        if row["settings"]:
+            notes.append("%s settings: %s." % (net, row["settings"]))
+    return notes
+
+
+def commands_of(rows):
+    commands = []
+    for row in rows:
+        if row["command"] and row["command"] not in commands:
+            commands.append(row["command"])
+    return commands
+
+
+def write_table(rows, out_dir, title, notes):
+    dense_top1 = {(r["model"], r["N"]): r["top1_mean"] for r in rows if r["method"] == "DENSE"}
     lines = ["# " + title, ""]
     for note in notes:
         lines += [note, ""]
@@ -154,10 +246,10 @@ def write_table(runs, out_dir, title, notes):
         "| wall time (s) |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for (model, label, n), rs in groups.items():
-        top1, spread = mean_std([r["top1"] for r in rs])
-        dense = dense_top1.get((model, n))
-        if rs[0]["method"] == "DENSE":
+    for row in rows:
+        top1, spread, n = row["top1_mean"], row["top1_std"], row["N"]
+        dense = dense_top1.get((row["model"], n))
+        if row["method"] == "DENSE":
             delta = "0 (baseline)"
         elif dense is None or top1 is None:
             delta = "n/a (no DENSE at N=%d)" % n
@@ -165,17 +257,12 @@ def write_table(runs, out_dir, title, notes):
             delta = "%+.2f" % (100 * (top1 - dense))
         top1_text = "n/a" if top1 is None else (
             "%.2f" % (100 * top1) + (" ± %.2f" % (100 * spread) if spread is not None else ""))
-        nominal = mean_std([r["nominal"] for r in rs])[0]
-        wire = mean_std([r["wire"] for r in rs])[0]
-        per_step = mean_std([r["bytes"] for r in rs])[0]
-        wall = mean_std([r["wall"] for r in rs])[0]
-        age_max = mean_std([r["age_max"] for r in rs])[0]
-        age_mean = mean_std([r["age_mean"] for r in rs])[0]
-        age = "-" if age_max is None else "%.0f / %.1f" % (age_max, age_mean)
-        lines.append("| %s | %s | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s |" % (
-            model, label, n, rs[0]["iters"], len(rs), _num(nominal, 1, "x"), _num(wire, 1, "x"),
-            top1_text, delta, _bytes(per_step), age, _num(wall, 0)))
-    steady = all(r["steady"] for r in runs)
+        age = "-" if row["age_max"] is None else "%.0f / %.1f" % (row["age_max"], row["age_mean"])
+        lines.append("| %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            row["model"], row["label"], n, row["iters"], row["seeds"],
+            _num(row["nominal"], 1, "x"), _num(row["wire"], 1, "x"), top1_text, delta,
+            _bytes(row["bytes"]), age, _num(row["wall"], 0)))
+    steady = all(r["steady"] for r in rows)
     lines += ["", ("Exchange columns: steady state after warm-up, from rank 0's `-sync_stats` CSV."
                    if steady else
                    "Exchange columns: from the log's Final line where no `-sync_stats` CSV was "
@@ -262,6 +349,33 @@ def make_plots(runs, out_dir, curve_ranks, bytes_csvs):
     return images
 
 
+KEPT_CAPTIONS = [(r"curves_np(\d+)", "loss and accuracy per method at %s ranks"),
+                 (r"iwp_layers_np(\d+)", "per-layer density, threshold and age of IWP at %s ranks"),
+                 (r"bytes_vs_ranks", "bytes per rank per step against N")]
+
+
+def kept_images(rows, runs, out_dir):
+    """[(caption, png)] already in out_dir for nets that this report kept, not made."""
+    made = {r["model"] for r in runs}
+    models = list(collections.OrderedDict((r["model"], None) for r in rows))
+    images = []
+    for name in sorted(os.listdir(out_dir)):
+        owners = [m for m in models if name.startswith(m + "_") and name.endswith(".png")]
+        if not owners:
+            continue
+        model = max(owners, key=len)  # lenet_fashion_b16_*.png is not lenet_fashion's
+        if model in made:
+            continue
+        what = name[len(model) + 1:-len(".png")]
+        for pattern, caption in KEPT_CAPTIONS:
+            match = re.fullmatch(pattern, what)
+            if match:
+                images.append(("%s: %s (from its earlier run)"
+                               % (model, caption % match.groups() if match.groups() else caption),
+                               name))
+    return images
+
+
 def write_readme(out_dir, title, notes, images, commands, plots_skipped):
     lines = ["# " + title, ""]
     for note in notes:
@@ -287,14 +401,32 @@ def main(argv):
     parser.add_argument("--command", action="append", default=[], help="reproduce command line")
     parser.add_argument("--curve-ranks", type=int, default=4, help="N of the curve plots")
     parser.add_argument("--no-plots", action="store_true")
+    parser.add_argument("--settings", action="append", default=[], metavar="MODEL=TEXT",
+                        help="what a net's runs were set to, kept with its rows")
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the rows of other nets from OUT/rows.csv")
     args = parser.parse_args(argv)
+    settings = {}
+    for item in args.settings:
+        model, sep, text = item.partition("=")
+        if not sep:
+            raise SystemExit("error: --settings %r: expected MODEL=TEXT" % item)
+        settings[model] = text
     runs = read_runs(args.manifest)
     os.makedirs(args.out, exist_ok=True)
-    table = write_table(runs, args.out, args.title, args.note)
+    rows = summarize(runs, settings, " ".join(args.command))
+    if args.merge:
+        rows = merged_rows(rows, args.out)
+    write_rows(rows, args.out)
+    notes = args.note + per_net_notes(rows)
+    commands = commands_of(rows) if args.merge else args.command
+    table = write_table(rows, args.out, args.title, notes)
     bytes_csvs = write_bytes_csvs(runs, args.out)
     plots_skipped = args.no_plots or not _can_plot()
     images = [] if plots_skipped else make_plots(runs, args.out, args.curve_ranks, bytes_csvs)
-    write_readme(args.out, args.title, args.note, images, args.command, plots_skipped)
+    if args.merge:
+        images = kept_images(rows, runs, args.out) + images
+    write_readme(args.out, args.title, notes, images, commands, plots_skipped)
     with open(table) as f:
         print(f.read())
     return 0

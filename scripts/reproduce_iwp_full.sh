@@ -16,7 +16,8 @@
 #
 # PARTS="main stretch robustness ranks ablation" (the default) picks parts, MODELS
 # ("lenet_fashion resnet20_fashion", the default) the nets. Writes
-# results/iwp_full/TABLE.md, README.md and plots. Measured on the 2-core
+# results/iwp_full/TABLE.md, README.md, rows.csv and plots; a net left out of MODELS
+# keeps its rows from rows.csv (repro_report.py --merge). Measured on the 2-core
 # development VM with nothing else running: a LeNet run takes 1.5-4 minutes (8
 # ranks and batch 64 the longest), a ResNet-20 run 16-20 minutes (35-50 with a build
 # running beside it); the default set is 31 LeNet and 18 ResNet-20 runs, about 6-7
@@ -137,18 +138,13 @@ if part ablation && has_model resnet20_fashion; then
   done
 fi
 
-# shipped_settings: the sync_param block of each net's first IWP run, as it ran.
-shipped_settings() {
-  local model label sep=""
-  for model in "${models[@]}"; do
-    local file
-    file="$runs/$(run_name "$model" IWP 4 "${seeds[0]}").prototxt"
-    [[ -f $file ]] || continue
-    label=LeNet; [[ $model == resnet20_fashion ]] && label=ResNet-20
-    printf '%s %s %s' "$sep" "$label" "$(sed -n 's/.*\(sync_param {.*\)/\1/p' "$file")"
-    sep=";"
-  done
-}
+# settings_args: --settings MODEL=<the sync_param block of its first IWP run, as it ran>.
+settings_args=()
+for model in "${models[@]}"; do
+  file="$runs/$(run_name "$model" IWP 4 "${seeds[0]}").prototxt"
+  [[ -f $file ]] || continue
+  settings_args+=(--settings "$model=$(sed -n 's/.*\(sync_param {.*\)/\1/p' "$file")")
+done
 
 overrides=""
 for var in PARTS MODELS SEEDS STRETCH_SEEDS ROBUST_SEEDS ABLATION_SEEDS; do
@@ -156,8 +152,8 @@ for var in PARTS MODELS SEEDS STRETCH_SEEDS ROBUST_SEEDS ABLATION_SEEDS; do
 done
 python3 "$repo/scripts/repro_report.py" --manifest "$manifest" --out "$out" \
   --title "IWP at full length: the shipped solvers against DENSE from the same files" \
-  --note "Every run is a shipped models/<net>/solver_iwp.prototxt (LeNet: 3000 iterations, ResNet-20: 4000, both at 4 ranks x batch 64 = 256 per step unless the row says otherwise) with the seed and at most the fields its label names changed; DENSE is the same file with method: DENSE. Top-1 on the whole 10k test set after the last iteration. Seeds: ${seeds[*]} for the main rows and LeNet's density / 2; ${stretch_seeds[*]} for ResNet-20's density / 2; ${robust_seeds[*]} for the robustness and rank rows; ${ablation_seeds[*]} for the ablation. Model names with _b16 ran at batch 16 per rank. Machine: $(nproc) cores, $(uname -m), ranks oversubscribed under mpirun --oversubscribe. Generated $(date -u +%Y-%m-%d)." \
-  --note "Shipped settings:$(shipped_settings)." \
+  --note "Every run is a shipped models/<net>/solver_iwp.prototxt (LeNet: 3000 iterations, ResNet-20: 4000, both at 4 ranks x batch 64 = 256 per step unless the row says otherwise) with the seed and at most the fields its label names changed; DENSE is the same file with method: DENSE. Top-1 on the whole 10k test set after the last iteration; the seeds column lists the seeds of each row. Model names with _b16 ran at batch 16 per rank. Machine: $(nproc) cores, $(uname -m), ranks oversubscribed under mpirun --oversubscribe. Generated $(date -u +%Y-%m-%d)." \
+  "${settings_args[@]}" --merge \
   --command "${overrides}scripts/reproduce_fashion.sh --iwp-full${out_arg:+ --out $out_arg}" \
   --curve-ranks 4
 echo "reproduce_fashion --iwp-full: $count run(s) trained, $(( $(date +%s) - started )) s; see $out/TABLE.md"

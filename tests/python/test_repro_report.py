@@ -1,0 +1,119 @@
+"""Tests of scripts/repro_report.py: the table from a manifest of finished runs, and
+--merge, which keeps the rows of a net that this report did not run.
+
+Run from anywhere:  python3 -m unittest discover -s tests/python -p 'test_repro_report.py'
+"""
+
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPORT = os.path.join(REPO, "scripts", "repro_report.py")
+
+FINAL = ("I20261203 10:00:00.000000 1 caffe.cpp:173] Final: iteration 100, train loss 0.5, "
+         "test 0/accuracy = %s, test 0/loss = 0.3, exchange %s overall: nominal ratio %sx, "
+         "wire ratio %sx, bytes/step %s; after warm-up: nominal ratio %sx, wire ratio %sx, "
+         "bytes/step %s; age max 40 mean 7.5\n")
+
+
+class ReproReportTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        self.out = os.path.join(self.dir, "out")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def log(self, name, accuracy, method, ratio, per_step):
+        path = os.path.join(self.dir, name + ".log")
+        with open(path, "w") as f:
+            f.write(FINAL % (accuracy, method, ratio, ratio, per_step, ratio, ratio, per_step))
+        return path
+
+    def manifest(self, name, runs):
+        """runs: (model, method, label, seed, accuracy, ratio, bytes/step)."""
+        path = os.path.join(self.dir, name + ".csv")
+        with open(path, "w", newline="") as f:
+            writer = csv.writer(f, lineterminator="\n")
+            writer.writerow(["model", "method", "label", "N", "seed", "iters", "steady_from",
+                             "log", "sync_stats", "wall_s"])
+            for model, method, label, seed, accuracy, ratio, per_step in runs:
+                log = self.log("%s_%s_%d" % (model, method, seed), accuracy, method, ratio,
+                               per_step)
+                writer.writerow([model, method, label, 4, seed, 100, 10, log, "", 12.5])
+        return path
+
+    def report(self, manifest, *extra):
+        done = subprocess.run([sys.executable, REPORT, "--manifest", manifest, "--out", self.out,
+                               "--no-plots"] + list(extra), capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return self.table_rows()
+
+    def table_rows(self):
+        rows = {}
+        with open(os.path.join(self.out, "TABLE.md")) as f:
+            for line in f:
+                cells = [c.strip() for c in line.strip().strip("|").split("|")]
+                if len(cells) == 12 and cells[0] not in ("model", "---"):
+                    rows[(cells[0], cells[1])] = cells
+        return rows
+
+    def test_rows_are_means_over_seeds_with_the_gap_to_dense(self):
+        rows = self.report(self.manifest("a", [
+            ("net_a", "DENSE", "DENSE", 1, 0.90, 1, 1000), ("net_a", "DENSE", "DENSE", 2, 0.92, 1, 1000),
+            ("net_a", "IWP", "IWP", 1, 0.89, 60, 20), ("net_a", "IWP", "IWP", 2, 0.90, 70, 30)]))
+        self.assertEqual(rows[("net_a", "DENSE")][4], "1 2")
+        self.assertEqual(rows[("net_a", "DENSE")][7], "91.00 ± 1.41")
+        self.assertEqual(rows[("net_a", "IWP")][7], "89.50 ± 0.71")
+        self.assertEqual(rows[("net_a", "IWP")][8], "-1.50")
+        self.assertEqual(rows[("net_a", "IWP")][6], "65.0x")
+        self.assertEqual(rows[("net_a", "IWP")][10], "40 / 7.5")
+
+    def test_merge_keeps_the_other_nets_rows_and_replaces_this_nets(self):
+        settings = "net_a=sync_param { density: 0.025 }"
+        self.report(self.manifest("a", [
+            ("net_a", "DENSE", "DENSE", 1, 0.90, 1, 1000),
+            ("net_a", "IWP", "IWP, density / 2", 1, 0.885, 60, 20),
+            ("net_b", "DENSE", "DENSE", 1, 0.50, 1, 5000)]),
+            "--merge", "--settings", settings, "--command", "MODELS=net_a,net_b run")
+        # Only net_b runs again: net_a's rows come back from rows.csv, net_b's are new.
+        rows = self.report(self.manifest("b", [
+            ("net_b", "DENSE", "DENSE", 1, 0.93, 1, 5000),
+            ("net_b", "IWP", "IWP", 1, 0.92, 58, 90)]),
+            "--merge", "--command", "MODELS=net_b run")
+        self.assertEqual(sorted(rows), [("net_a", "DENSE"), ("net_a", "IWP, density / 2"),
+                                        ("net_b", "DENSE"), ("net_b", "IWP")])
+        self.assertEqual(rows[("net_a", "IWP, density / 2")][7], "88.50")
+        self.assertEqual(rows[("net_a", "IWP, density / 2")][8], "-1.50")
+        self.assertEqual(rows[("net_b", "DENSE")][7], "93.00")  # not the first run's 50.00
+        self.assertEqual(rows[("net_b", "IWP")][8], "-1.00")
+        with open(os.path.join(self.out, "README.md")) as f:
+            readme = f.read()
+        self.assertIn("MODELS=net_a,net_b run", readme)
+        self.assertIn("MODELS=net_b run", readme)
+        self.assertIn("net_a settings: sync_param { density: 0.025 }.", readme)
+
+    def test_without_merge_the_report_holds_only_this_manifest(self):
+        self.report(self.manifest("a", [("net_a", "DENSE", "DENSE", 1, 0.90, 1, 1000)]))
+        rows = self.report(self.manifest("b", [("net_b", "DENSE", "DENSE", 1, 0.93, 1, 5000)]))
+        self.assertEqual(sorted(rows), [("net_b", "DENSE")])
+
+    def test_a_rows_file_without_a_column_is_a_clear_error(self):
+        os.makedirs(self.out)
+        with open(os.path.join(self.out, "rows.csv"), "w") as f:
+            f.write("model,label\nnet_a,DENSE\n")
+        done = subprocess.run([sys.executable, REPORT, "--manifest",
+                               self.manifest("a", [("net_b", "DENSE", "DENSE", 1, 0.9, 1, 9)]),
+                               "--out", self.out, "--no-plots", "--merge"],
+                              capture_output=True, text=True)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("rows.csv: no column", done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
