@@ -236,7 +236,11 @@ def commands_of(rows):
 
 
 def write_table(rows, out_dir, title, notes):
-    dense_top1 = {(r["model"], r["N"]): r["top1_mean"] for r in rows if r["method"] == "DENSE"}
+    # The baseline is the row labelled plain DENSE; another DENSE variant only where
+    # there is none (a report may hold DENSE with FP32 and with FP16 values).
+    baseline = {}
+    for r in sorted((r for r in rows if r["method"] == "DENSE"), key=lambda r: r["label"] != "DENSE"):
+        baseline.setdefault((r["model"], r["N"]), r)
     lines = ["# " + title, ""]
     for note in notes:
         lines += [note, ""]
@@ -248,8 +252,9 @@ def write_table(rows, out_dir, title, notes):
     ]
     for row in rows:
         top1, spread, n = row["top1_mean"], row["top1_std"], row["N"]
-        dense = dense_top1.get((row["model"], n))
-        if row["method"] == "DENSE":
+        base = baseline.get((row["model"], n))
+        dense = base["top1_mean"] if base else None
+        if row is base:
             delta = "0 (baseline)"
         elif dense is None or top1 is None:
             delta = "n/a (no DENSE at N=%d)" % n

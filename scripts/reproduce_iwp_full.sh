@@ -13,6 +13,13 @@
 #               rank against N, with the robustness grid's IWP rows)
 #   ablation    ResNet-20, IWP with one ingredient removed or changed per row, at the
 #               same density, seeds $ABLATION_SEEDS (default 1)
+#   methods     what users pick instead, from the same file with method (and its own
+#               fields) changed, seeds $METHOD_SEEDS (default "1 2 3"): DENSE with FP32
+#               values (the main part's DENSE carries FP16, as Horovod's fp16
+#               compression does), POWERSGD rank 1, 2 and 4 with FP16 factors, and
+#               SCALECOM (cyclic local top-k) at IWP's density with scalecom_beta 1,
+#               0.5 and 0.1; on ResNet-20 only POWERSGD rank 2 and SCALECOM beta 1.
+#               Not in the default PARTS: 21 LeNet and 6 ResNet-20 runs more.
 #
 # PARTS="main stretch robustness ranks ablation" (the default) picks parts, MODELS
 # ("lenet_fashion resnet20_fashion", the default) the nets. Writes
@@ -28,6 +35,7 @@ read -r -a parts <<< "${PARTS:-main stretch robustness ranks ablation}"
 read -r -a stretch_seeds <<< "${STRETCH_SEEDS:-1}"
 read -r -a robust_seeds <<< "${ROBUST_SEEDS:-1}"
 read -r -a ablation_seeds <<< "${ABLATION_SEEDS:-1}"
+read -r -a method_seeds <<< "${METHOD_SEEDS:-1 2 3}"
 part() { [[ " ${parts[*]} " == *" $1 "* ]]; }
 has_model() { [[ " ${models[*]} " == *" $1 "* ]]; }
 
@@ -138,6 +146,27 @@ if part ablation && has_model resnet20_fashion; then
   done
 fi
 
+if part methods; then
+  # PowerSGD applies a low-rank matrix, so the per-coordinate rate limit goes.
+  for seed in "${method_seeds[@]}"; do
+    if has_model lenet_fashion; then
+      iwp_run lenet_fashion 64 4 "$seed" "DENSE, FP32 values" DENSE "value_encoding: FP32"
+      for r in 1 2 4; do
+        iwp_run lenet_fashion 64 4 "$seed" "POWERSGD rank $r, FP16" POWERSGD \
+          "powersgd_rank: $r" "max_relative_step:"
+      done
+      for beta in 1 0.5 0.1; do
+        iwp_run lenet_fashion 64 4 "$seed" "SCALECOM, beta $beta" SCALECOM "scalecom_beta: $beta"
+      done
+    fi
+    if has_model resnet20_fashion; then
+      iwp_run resnet20_fashion 64 4 "$seed" "POWERSGD rank 2, FP16" POWERSGD \
+        "powersgd_rank: 2" "max_relative_step:"
+      iwp_run resnet20_fashion 64 4 "$seed" "SCALECOM, beta 1" SCALECOM "scalecom_beta: 1"
+    fi
+  done
+fi
+
 # settings_args: --settings MODEL=<the sync_param block of its first IWP run, as it ran>.
 settings_args=()
 for model in "${models[@]}"; do
@@ -147,7 +176,7 @@ for model in "${models[@]}"; do
 done
 
 overrides=""
-for var in PARTS MODELS SEEDS STRETCH_SEEDS ROBUST_SEEDS ABLATION_SEEDS; do
+for var in PARTS MODELS SEEDS STRETCH_SEEDS ROBUST_SEEDS ABLATION_SEEDS METHOD_SEEDS; do
   [[ -n ${!var+set} ]] && overrides+="$var=\"${!var}\" "
 done
 python3 "$repo/scripts/repro_report.py" --manifest "$manifest" --out "$out" \

@@ -42,9 +42,8 @@ class ReproReportTest(unittest.TestCase):
             writer = csv.writer(f, lineterminator="\n")
             writer.writerow(["model", "method", "label", "N", "seed", "iters", "steady_from",
                              "log", "sync_stats", "wall_s"])
-            for model, method, label, seed, accuracy, ratio, per_step in runs:
-                log = self.log("%s_%s_%d" % (model, method, seed), accuracy, method, ratio,
-                               per_step)
+            for i, (model, method, label, seed, accuracy, ratio, per_step) in enumerate(runs):
+                log = self.log("%s_%d" % (name, i), accuracy, method, ratio, per_step)
                 writer.writerow([model, method, label, 4, seed, 100, 10, log, "", 12.5])
         return path
 
@@ -73,6 +72,15 @@ class ReproReportTest(unittest.TestCase):
         self.assertEqual(rows[("net_a", "IWP")][8], "-1.50")
         self.assertEqual(rows[("net_a", "IWP")][6], "65.0x")
         self.assertEqual(rows[("net_a", "IWP")][10], "40 / 7.5")
+
+    def test_the_baseline_is_plain_dense_when_a_dense_variant_is_beside_it(self):
+        rows = self.report(self.manifest("a", [
+            ("net_a", "DENSE", "DENSE, FP32 values", 1, 0.95, 1, 2000),
+            ("net_a", "DENSE", "DENSE", 1, 0.90, 2, 1000),
+            ("net_a", "IWP", "IWP", 1, 0.89, 60, 20)]))
+        self.assertEqual(rows[("net_a", "IWP")][8], "-1.00")
+        self.assertEqual(rows[("net_a", "DENSE")][8], "0 (baseline)")
+        self.assertEqual(rows[("net_a", "DENSE, FP32 values")][8], "+5.00")
 
     def test_merge_keeps_the_other_nets_rows_and_replaces_this_nets(self):
         settings = "net_a=sync_param { density: 0.025 }"
