@@ -17,9 +17,20 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
+// Both ends of a pipe, or of a connected Unix socket pair; closed when it goes.
 struct Pair {
+  enum Kind { kPipe, kSocket };
   int read_end = -1;
   int write_end = -1;
+  explicit Pair(Kind kind) {
+    int fds[2];
+    const int status = kind == kPipe ? pipe(fds) : socketpair(AF_UNIX, SOCK_STREAM, 0, fds);
+    if (status == 0) {
+      read_end = fds[0];
+      write_end = fds[1];
+    }
+  }
+  bool opened() const { return read_end >= 0 && write_end >= 0; }
   ~Pair() {
     if (read_end >= 0) close(read_end);
     if (write_end >= 0) close(write_end);
@@ -41,20 +52,14 @@ void ReadAll(int fd, size_t size) {
 }
 
 TEST(OutputDrainTest, AnEmptyPipeIsReadAtOnce) {
-  Pair p;
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
-  p.read_end = fds[0];
-  p.write_end = fds[1];
+  Pair p(Pair::kPipe);
+  ASSERT_TRUE(p.opened());
   EXPECT_TRUE(WaitUntilOutputIsRead(p.write_end, milliseconds(0)));
 }
 
 TEST(OutputDrainTest, UnreadBytesInAPipeWaitForTheLimit) {
-  Pair p;
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
-  p.read_end = fds[0];
-  p.write_end = fds[1];
+  Pair p(Pair::kPipe);
+  ASSERT_TRUE(p.opened());
   WriteAll(p.write_end, "rank 1 gives up\n", 16);
   const auto start = steady_clock::now();
   EXPECT_FALSE(WaitUntilOutputIsRead(p.write_end, milliseconds(100)));
@@ -64,15 +69,8 @@ TEST(OutputDrainTest, UnreadBytesInAPipeWaitForTheLimit) {
 TEST(OutputDrainTest, ReturnsOnceTheReaderHasTakenEverything) {
   for (int kind = 0; kind < 2; ++kind) {
     SCOPED_TRACE(kind == 0 ? "pipe" : "socket");
-    Pair p;
-    int fds[2];
-    if (kind == 0) {
-      ASSERT_EQ(pipe(fds), 0);
-    } else {
-      ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
-    }
-    p.read_end = fds[0];
-    p.write_end = fds[1];
+    Pair p(kind == 0 ? Pair::kPipe : Pair::kSocket);
+    ASSERT_TRUE(p.opened());
     WriteAll(p.write_end, "rank 1 gives up\n", 16);
     bool reader_done = false;
     std::thread reader([&] {
