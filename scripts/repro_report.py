@@ -204,13 +204,18 @@ def write_rows(rows, out_dir):
                                  else row[k]) for k in ROW_FIELDS})
 
 
+def net_of(model):
+    """The net a model name runs: lenet_fashion_b16 is lenet_fashion at batch 16."""
+    return model.split("_b")[0]
+
+
 def merged_rows(new_rows, out_dir):
     """The rows of rows.csv for nets the new rows do not cover, then the new rows."""
     path = os.path.join(out_dir, "rows.csv")
     if not os.path.isfile(path):
         return new_rows
-    fresh = {r["model"].split("_b")[0] for r in new_rows}
-    kept = [r for r in read_rows(path) if r["model"].split("_b")[0] not in fresh]
+    fresh = {net_of(r["model"]) for r in new_rows}
+    kept = [r for r in read_rows(path) if net_of(r["model"]) not in fresh]
     return kept + new_rows
 
 
@@ -218,7 +223,7 @@ def per_net_notes(rows):
     """Per net: the settings its IWP rows ran with and the command that made its rows."""
     notes, seen = [], set()
     for row in rows:
-        net = row["model"].split("_b")[0]
+        net = net_of(row["model"])
         if net in seen:
             continue
         seen.add(net)
