@@ -20,8 +20,10 @@ Debian's python3-matplotlib; skipped with a note when it is missing).
 
 Every report also writes DIR/rows.csv, one line per table row at full precision with
 the seeds, the settings and the command that made it. With --merge, the rows of nets
-that this manifest does not hold are read back from there and kept, so one net can be
-(re)run without the other's runs on disk: `runs/` is not committed, rows.csv is.
+that this manifest does not hold (by model, label and N) are read back from there and
+kept, so one net or one part can be (re)run without the others' runs on disk: `runs/`
+is not committed, rows.csv is. --plot-tag names this report's plots apart from the
+kept ones of the same net.
 """
 
 import argparse
@@ -209,14 +211,22 @@ def net_of(model):
     return model.split("_b")[0]
 
 
+def row_key(row):
+    return (row["model"], row["label"], int(row["N"]))
+
+
 def merged_rows(new_rows, out_dir):
-    """The rows of rows.csv for nets the new rows do not cover, then the new rows."""
+    """rows.csv's rows, each one this report made again replaced where it stood, and the
+    new rows after the last row of their net (at the end for a net rows.csv lacks)."""
     path = os.path.join(out_dir, "rows.csv")
     if not os.path.isfile(path):
         return new_rows
-    fresh = {net_of(r["model"]) for r in new_rows}
-    kept = [r for r in read_rows(path) if net_of(r["model"]) not in fresh]
-    return kept + new_rows
+    fresh = collections.OrderedDict((row_key(r), r) for r in new_rows)
+    merged = [fresh.pop(row_key(r), r) for r in read_rows(path)]
+    for key, row in fresh.items():
+        same_net = [i for i, r in enumerate(merged) if net_of(r["model"]) == net_of(row["model"])]
+        merged.insert(same_net[-1] + 1 if same_net else len(merged), row)
+    return merged
 
 
 def per_net_notes(rows):
@@ -326,36 +336,37 @@ def _plot(args):
     return True
 
 
-def make_plots(runs, out_dir, curve_ranks, bytes_csvs):
-    """Returns [(title, png file name)]."""
+def make_plots(runs, out_dir, curve_ranks, bytes_csvs, tag=""):
+    """Returns [(title, png file name)]; a tag goes at the end of each name and title."""
     images = []
+    suffix, part = ("_" + tag, " (%s)" % tag) if tag else ("", "")
     by_model = collections.OrderedDict()
     for r in runs:
         by_model.setdefault(r["model"], []).append(r)
     for model, rs in by_model.items():
         at_n = [r for r in rs if r["N"] == curve_ranks] or rs
         n = at_n[0]["N"]
-        name = "%s_curves_np%d.png" % (model, n)
+        name = "%s_curves_np%d%s.png" % (model, n, suffix)
         if _plot(["curves", os.path.join(out_dir, name), "--title",
                   "%s, %d ranks: train loss and test top-1 (thin: single seeds)" % (model, n)]
                  + ["%s=%s" % (r["label"], r["log"]) for r in at_n if r["N"] == n]):
-            images.append(("%s: loss and accuracy per method at %d ranks" % (model, n), name))
+            images.append(("%s: loss and accuracy per method at %d ranks%s" % (model, n, part), name))
         sparse = [r for r in at_n if r["N"] == n and r["method"] == "IWP" and r["sync_stats"]
                   and os.path.isfile(r["sync_stats"])]
         # The layer-wise variant shows the per-layer budget at work.
         sparse.sort(key=lambda r: (r["label"] not in ("IWP (layer-wise)", "IWP"), r["seed"]))
         if sparse:
             r = sparse[0]
-            name = "%s_iwp_layers_np%d.png" % (model, n)
+            name = "%s_iwp_layers_np%d%s.png" % (model, n, suffix)
             if _plot(["sync", os.path.join(out_dir, name), r["sync_stats"], "--title",
                       "%s, %s, %d ranks, seed %d" % (model, r["label"], n, r["seed"])]):
-                images.append(("%s: per-layer density, threshold and age, %s, seed %d"
-                               % (model, r["label"], r["seed"]), name))
+                images.append(("%s: per-layer density, threshold and age, %s, seed %d%s"
+                               % (model, r["label"], r["seed"], part), name))
         if model in bytes_csvs:
-            name = "%s_bytes_vs_ranks.png" % model
+            name = "%s_bytes_vs_ranks%s.png" % (model, suffix)
             if _plot(["bytes", os.path.join(out_dir, name), bytes_csvs[model], "--title",
                       "%s: bytes per rank per step (steady state)" % model]):
-                images.append(("%s: bytes per rank per step against N" % model, name))
+                images.append(("%s: bytes per rank per step against N%s" % (model, part), name))
     return images
 
 
@@ -364,25 +375,23 @@ KEPT_CAPTIONS = [(r"curves_np(\d+)", "loss and accuracy per method at %s ranks")
                  (r"bytes_vs_ranks", "bytes per rank per step against N")]
 
 
-def kept_images(rows, runs, out_dir):
-    """[(caption, png)] already in out_dir for nets that this report kept, not made."""
-    made = {r["model"] for r in runs}
+def kept_images(rows, made, out_dir):
+    """[(caption, png)] already in out_dir for the nets of rows, other than those made."""
     models = list(collections.OrderedDict((r["model"], None) for r in rows))
     images = []
     for name in sorted(os.listdir(out_dir)):
         owners = [m for m in models if name.startswith(m + "_") and name.endswith(".png")]
-        if not owners:
+        if not owners or name in made:
             continue
         model = max(owners, key=len)  # lenet_fashion_b16_*.png is not lenet_fashion's
-        if model in made:
-            continue
         what = name[len(model) + 1:-len(".png")]
         for pattern, caption in KEPT_CAPTIONS:
-            match = re.fullmatch(pattern, what)
+            match = re.fullmatch(pattern + r"(?:_([\w-]+))?", what)
             if match:
-                images.append(("%s: %s (from its earlier run)"
-                               % (model, caption % match.groups() if match.groups() else caption),
-                               name))
+                *numbers, tag = match.groups()
+                text = caption % tuple(numbers) if numbers else caption
+                images.append(("%s: %s%s (from an earlier report)"
+                               % (model, text, " (%s)" % tag if tag else ""), name))
     return images
 
 
@@ -414,8 +423,12 @@ def main(argv):
     parser.add_argument("--settings", action="append", default=[], metavar="MODEL=TEXT",
                         help="what a net's runs were set to, kept with its rows")
     parser.add_argument("--merge", action="store_true",
-                        help="keep the rows of other nets from OUT/rows.csv")
+                        help="keep the rows this manifest does not remake from OUT/rows.csv")
+    parser.add_argument("--plot-tag", default="", metavar="TAG",
+                        help="end each plot's file name with _TAG (letters, digits, - and _)")
     args = parser.parse_args(argv)
+    if not re.fullmatch(r"[\w-]*", args.plot_tag):
+        raise SystemExit("error: --plot-tag %r: expected letters, digits, - and _" % args.plot_tag)
     settings = {}
     for item in args.settings:
         model, sep, text = item.partition("=")
@@ -433,9 +446,10 @@ def main(argv):
     table = write_table(rows, args.out, args.title, notes)
     bytes_csvs = write_bytes_csvs(runs, args.out)
     plots_skipped = args.no_plots or not _can_plot()
-    images = [] if plots_skipped else make_plots(runs, args.out, args.curve_ranks, bytes_csvs)
+    images = ([] if plots_skipped
+              else make_plots(runs, args.out, args.curve_ranks, bytes_csvs, args.plot_tag))
     if args.merge:
-        images = kept_images(rows, runs, args.out) + images
+        images = kept_images(rows, {name for _, name in images}, args.out) + images
     write_readme(args.out, args.title, notes, images, commands, plots_skipped)
     with open(table) as f:
         print(f.read())

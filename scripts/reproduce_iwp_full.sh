@@ -23,8 +23,10 @@
 #
 # PARTS="main stretch robustness ranks ablation" (the default) picks parts, MODELS
 # ("lenet_fashion resnet20_fashion", the default) the nets. Writes
-# results/iwp_full/TABLE.md, README.md, rows.csv and plots; a net left out of MODELS
-# keeps its rows from rows.csv (repro_report.py --merge). Measured on the 2-core
+# results/iwp_full/TABLE.md, README.md, rows.csv and plots; a row this run does not
+# make again (a net or a part left out) keeps its line from rows.csv
+# (repro_report.py --merge), and plots of a run without the main part are named
+# <net>_curves_np4_<parts>.png. Measured on the 2-core
 # development VM with nothing else running: a LeNet run takes 1.5-4 minutes (8
 # ranks and batch 64 the longest), a ResNet-20 run 16-20 minutes (35-50 with a build
 # running beside it); the default set is 31 LeNet and 18 ResNet-20 runs, about 6-7
@@ -175,6 +177,11 @@ for model in "${models[@]}"; do
   settings_args+=(--settings "$model=$(sed -n 's/.*\(sync_param {.*\)/\1/p' "$file")")
 done
 
+# Plots of a report without the main part are named apart, so they do not replace the
+# main part's plots of the same net.
+plot_tag=""
+part main || plot_tag=$(IFS=-; echo "${parts[*]}")
+
 overrides=""
 for var in PARTS MODELS SEEDS STRETCH_SEEDS ROBUST_SEEDS ABLATION_SEEDS METHOD_SEEDS; do
   [[ -n ${!var+set} ]] && overrides+="$var=\"${!var}\" "
@@ -182,7 +189,7 @@ done
 python3 "$repo/scripts/repro_report.py" --manifest "$manifest" --out "$out" \
   --title "IWP at full length: the shipped solvers against DENSE from the same files" \
   --note "Every run is a shipped models/<net>/solver_iwp.prototxt (LeNet: 3000 iterations, ResNet-20: 4000, both at 4 ranks x batch 64 = 256 per step unless the row says otherwise) with the seed and at most the fields its label names changed; DENSE is the same file with method: DENSE. Top-1 on the whole 10k test set after the last iteration; the seeds column lists the seeds of each row. Model names with _b16 ran at batch 16 per rank. Machine: $(nproc) cores, $(uname -m), ranks oversubscribed under mpirun --oversubscribe. Generated $(date -u +%Y-%m-%d)." \
-  "${settings_args[@]}" --merge \
+  "${settings_args[@]}" --merge --plot-tag "$plot_tag" \
   --command "${overrides}scripts/reproduce_fashion.sh --iwp-full${out_arg:+ --out $out_arg}" \
   --curve-ranks 4
 echo "reproduce_fashion --iwp-full: $count run(s) trained, $(( $(date +%s) - started )) s; see $out/TABLE.md"

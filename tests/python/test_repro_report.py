@@ -106,6 +106,39 @@ class ReproReportTest(unittest.TestCase):
         self.assertIn("MODELS=net_b run", readme)
         self.assertIn("net_a settings: sync_param { density: 0.025 }.", readme)
 
+    def test_merge_replaces_a_remade_row_in_place_and_adds_a_new_part_after_its_net(self):
+        self.report(self.manifest("a", [
+            ("net_a", "DENSE", "DENSE", 1, 0.90, 1, 1000),
+            ("net_a", "IWP", "IWP", 1, 0.89, 60, 20),
+            ("net_b", "DENSE", "DENSE", 1, 0.50, 1, 5000)]), "--merge")
+        # A second part of net_a: one row made again, one new.
+        self.report(self.manifest("b", [
+            ("net_a", "SCALECOM", "SCALECOM, beta 1", 1, 0.87, 60, 20),
+            ("net_a", "IWP", "IWP", 2, 0.91, 60, 20)]), "--merge", "--plot-tag", "methods")
+        with open(os.path.join(self.out, "rows.csv")) as f:
+            order = [(r["model"], r["label"], r["seeds"]) for r in csv.DictReader(f)]
+        self.assertEqual(order, [("net_a", "DENSE", "1"), ("net_a", "IWP", "2"),
+                                 ("net_a", "SCALECOM, beta 1", "1"), ("net_b", "DENSE", "1")])
+        rows = self.table_rows()
+        self.assertEqual(rows[("net_a", "IWP")][8], "+1.00")
+        self.assertEqual(rows[("net_a", "SCALECOM, beta 1")][8], "-3.00")
+
+    def test_kept_plots_are_listed_and_a_bad_plot_tag_is_an_error(self):
+        os.makedirs(self.out)
+        for name in ("net_a_curves_np4.png", "net_a_curves_np4_methods.png"):
+            open(os.path.join(self.out, name), "wb").close()
+        self.report(self.manifest("a", [("net_a", "DENSE", "DENSE", 1, 0.9, 1, 9)]), "--merge")
+        with open(os.path.join(self.out, "README.md")) as f:
+            readme = f.read()
+        self.assertIn("](net_a_curves_np4.png)", readme)
+        self.assertIn("net_a: loss and accuracy per method at 4 ranks (methods) (from an earlier "
+                      "report)](net_a_curves_np4_methods.png)", readme)
+        done = subprocess.run([sys.executable, REPORT, "--manifest", os.path.join(self.dir, "a.csv"),
+                               "--out", self.out, "--no-plots", "--plot-tag", "a b"],
+                              capture_output=True, text=True)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("--plot-tag 'a b'", done.stderr)
+
     def test_without_merge_the_report_holds_only_this_manifest(self):
         self.report(self.manifest("a", [("net_a", "DENSE", "DENSE", 1, 0.90, 1, 1000)]))
         rows = self.report(self.manifest("b", [("net_b", "DENSE", "DENSE", 1, 0.93, 1, 5000)]))
