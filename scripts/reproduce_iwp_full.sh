@@ -18,8 +18,9 @@
 #               values (the main part's DENSE carries FP16, as Horovod's fp16
 #               compression does), POWERSGD rank 1, 2 and 4 with FP16 factors, and
 #               SCALECOM (cyclic local top-k) at IWP's density with scalecom_beta 1,
-#               0.5 and 0.1; on ResNet-20 only POWERSGD rank 2 and SCALECOM beta 1.
-#               Not in the default PARTS: 21 LeNet and 6 ResNet-20 runs more.
+#               0.5 and 0.1, and with beta 1 at density / 2 (beside the stretch
+#               part's IWP); on ResNet-20 only POWERSGD rank 2 and SCALECOM beta 1.
+#               Not in the default PARTS: 24 LeNet and 6 ResNet-20 runs more.
 #
 # PARTS="main stretch robustness ranks ablation" (the default) picks parts, MODELS
 # ("lenet_fashion resnet20_fashion", the default) the nets. Writes
@@ -160,6 +161,9 @@ if part methods; then
       for beta in 1 0.5 0.1; do
         iwp_run lenet_fashion 64 4 "$seed" "SCALECOM, beta $beta" SCALECOM "scalecom_beta: $beta"
       done
+      # Beside the stretch part's IWP at twice the compression.
+      iwp_run lenet_fashion 64 4 "$seed" "SCALECOM, beta 1, density / 2" SCALECOM \
+        "scalecom_beta: 1" "density: $(half "$lenet_density")"
     fi
     if has_model resnet20_fashion; then
       iwp_run resnet20_fashion 64 4 "$seed" "POWERSGD rank 2, FP16" POWERSGD \
