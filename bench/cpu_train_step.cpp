@@ -41,8 +41,8 @@ DEFINE_string(stage, "synthetic", "Net stage(s), comma separated.");
 DEFINE_int32(threads, 0, "Threads for OpenBLAS, oneDNN and the project's loops (0: all cores).");
 DEFINE_bool(serve, false, "Read commands from stdin (see the file comment).");
 DEFINE_bool(memory_plan, true,
-            "Let activation diffs share memory (Net::ShareActivationDiffs), as caffe train "
-            "does.");
+            "Let activation diffs share memory (Net::ShareActivationDiffs) and fold Scale "
+            "into BatchNorm (Net::FoldChannelScales), as caffe train does.");
 DEFINE_int32(warmup, 2, "Untimed steps (without -serve).");
 DEFINE_int32(rounds, 3, "Timed rounds (without -serve).");
 DEFINE_int32(steps, 5, "Steps per round (without -serve).");
@@ -76,7 +76,10 @@ shared_ptr<Solver> MakeSolver() {
   context->set_mode(Mode::CPU);
   auto solver = SolverRegistry::CreateSolver(param, context, "cpu_train_step");
   // As `caffe train` does (its -memory_plan flag, on by default).
-  if (FLAGS_memory_plan) solver->net()->ShareActivationDiffs();
+  if (FLAGS_memory_plan) {
+    solver->net()->ShareActivationDiffs();
+    solver->net()->FoldChannelScales();
+  }
   return solver;
 }
 

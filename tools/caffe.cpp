@@ -53,7 +53,9 @@ DEFINE_string(engine, "DEFAULT",
 DEFINE_bool(memory_plan, true,
             "Let activations used at disjoint stretches of a pass share memory: the "
             "train net's gradients (Net::ShareActivationDiffs) and the values of test "
-            "nets (Net::ShareActivationData); off also under debug_info or force_backward.");
+            "nets (Net::ShareActivationData); and fold each Scale in place after a "
+            "BatchNorm into the BatchNorm's passes (Net::FoldChannelScales). Off also "
+            "under debug_info or force_backward.");
 DEFINE_string(sync_stats, "",
               "Write the gradient exchange's per-iteration, per-blob statistics to this CSV "
               "(rank 0's view).");
@@ -169,6 +171,12 @@ void ShareActivationDiffs(Net* net, bool solver_debug_info) {
     return;
   }
   LogActivationSharing("activation diffs", net->ShareActivationDiffs());
+  const int folded = net->FoldChannelScales();
+  if (folded > 0) {
+    LOG(INFO) << "Memory plan: " << folded
+              << " Scale layer(s) folded into the BatchNorm before them (one pass fewer "
+                 "over the activations each way)";
+  }
 }
 
 void ShareActivationData(Net* net, const string& which) {

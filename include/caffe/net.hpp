@@ -71,6 +71,16 @@ class Net {
   // Nothing is shared under debug_info. `caffe train` calls it for the test nets and
   // `caffe test` for its net.
   ActivationSharing ShareActivationData(const std::set<string>& keep = {});
+  // Folds each per-channel Scale running in place after a BatchNorm into it
+  // (Layer::FoldChannelScaleInto): the BatchNorm no longer writes its top in training
+  // forward, and in backward the Scale no longer makes its own pass over the input
+  // gradient; the BatchNorm applies the factors in its pass. Fewer passes over the
+  // activations, the same result up to float rounding. Afterwards the diff of such a
+  // blob between the two layers' backward holds the Scale's dy, unscaled, and running
+  // only part of backward (BackwardFromTo) through a folded pair is wrong. Nothing is
+  // folded under force_backward or debug_info. Returns the number of folded pairs;
+  // call it once. `caffe train` and `caffe time` call it with the memory plan.
+  int FoldChannelScales();
 
   void ClearParamDiffs();
   // data -= diff for every parameter this net owns.
@@ -182,6 +192,8 @@ class Net {
   vector<float> blob_loss_weights_;
 
   vector<vector<Blob*>> bottom_vecs_;
+  // Per bottom, the layer that last wrote it (ConnectBottomProducers), or nullptr.
+  vector<vector<Layer*>> bottom_producers_;
   vector<vector<int>> bottom_id_vecs_;
   vector<vector<bool>> bottom_need_backward_;
   vector<vector<Blob*>> top_vecs_;

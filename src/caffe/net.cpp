@@ -323,14 +323,16 @@ void Net::AnalyzeBackward(const NetParameter& param) {
 void Net::ConnectBottomProducers() {
   std::map<const SyncedMemory*, int> blobs_per_data;
   for (const auto& blob : blobs_) ++blobs_per_data[blob->data().get()];
-  vector<const Layer*> last_writer(blobs_.size(), nullptr);
+  vector<Layer*> last_writer(blobs_.size(), nullptr);
+  bottom_producers_.assign(layers_.size(), {});
   for (size_t i = 0; i < layers_.size(); ++i) {
     for (size_t k = 0; k < bottom_id_vecs_[i].size(); ++k) {
       const int blob = bottom_id_vecs_[i][k];
       // Through an alias (Split, Flatten) other layers could change the values after
       // the producer wrote them, so only a blob with memory of its own qualifies.
       const bool own_memory = blobs_per_data[blobs_[blob]->data().get()] == 1;
-      layers_[i]->set_bottom_producer(static_cast<int>(k), own_memory ? last_writer[blob] : nullptr);
+      bottom_producers_[i].push_back(own_memory ? last_writer[blob] : nullptr);
+      layers_[i]->set_bottom_producer(static_cast<int>(k), bottom_producers_[i].back());
     }
     for (size_t t = 0; t < top_id_vecs_[i].size(); ++t) {
       last_writer[top_id_vecs_[i][t]] = t == 0 ? layers_[i].get() : nullptr;
@@ -656,6 +658,18 @@ Net::ActivationSharing Net::ShareActivationDiffs(const std::set<string>& keep) {
       diff_alias_groups_, first, last, eligible,
       [](const Blob& blob) { return blob.diff()->size(); },
       [](Blob* blob, shared_ptr<SyncedMemory> memory) { blob->SetDiffMemory(std::move(memory)); });
+}
+
+int Net::FoldChannelScales() {
+  if (force_backward_ || debug_info_) return 0;
+  int folded = 0;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const bool in_place = !bottom_vecs_[i].empty() && !top_vecs_[i].empty() &&
+                          bottom_vecs_[i][0] == top_vecs_[i][0];
+    Layer* producer = in_place ? bottom_producers_[i][0] : nullptr;
+    if (producer && layers_[i]->FoldChannelScaleInto(producer)) ++folded;
+  }
+  return folded;
 }
 
 Net::ActivationSharing Net::ShareActivationData(const std::set<string>& keep) {

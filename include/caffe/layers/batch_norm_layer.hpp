@@ -30,6 +30,13 @@ class BatchNormLayer : public Layer {
   const float* KeptTopValues() const override {
     return x_norm_kept_ ? x_norm_.cpu_data() : nullptr;
   }
+  // A Scale in place on this layer's top folds into it (Layer::FoldChannelScaleInto):
+  // forward then writes x_hat only to x_norm_, and backward takes the Scale's factors.
+  bool AcceptChannelScaleFold() override {
+    folded_consumer_ = true;
+    return true;
+  }
+  void ReceiveChannelScaleFold(const float* scale, std::vector<double> sums) override;
 
  protected:
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
@@ -57,6 +64,11 @@ class BatchNormLayer : public Layer {
   Blob inv_std_;   // 1 / sqrt(variance + eps) (C)
   Blob x_norm_;    // normalized input, kept because in-place layers may overwrite top
   bool x_norm_kept_ = false;  // whether the last CPU Forward wrote x_norm_ (= top[0])
+  // A folded consumer (AcceptChannelScaleFold) and what its last Backward handed over:
+  // the factor per channel and the sums of dy and dy * x_hat, empty once used.
+  bool folded_consumer_ = false;
+  std::vector<float> fold_scale_;
+  std::vector<double> fold_sums_;
 };
 
 }  // namespace caffe

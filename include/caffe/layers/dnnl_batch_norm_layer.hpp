@@ -27,6 +27,8 @@ class DnnlBatchNormLayer : public BatchNormLayer {
   explicit DnnlBatchNormLayer(const LayerParameter& param) : BatchNormLayer(param) {}
   void Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   bool uses_dnnl() const { return supported_; }
+  // oneDNN's backward is one primitive call: it has no place for a folded factor.
+  bool AcceptChannelScaleFold() override { return false; }
 
  protected:
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;

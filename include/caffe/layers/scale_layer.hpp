@@ -26,6 +26,10 @@ class ScaleLayer : public Layer {
   // Whether the last CPU Forward ran in place on values its producer keeps a copy of
   // (BatchNorm's normalized output), so that it saved no copy of its own.
   bool borrows_input() const { return borrowed_input_ != nullptr; }
+  // A learned per-channel scale (axis 1, one axis) folds into a producer that accepts
+  // it; the fold applies in a CPU Backward whose Forward borrowed the input.
+  bool FoldChannelScaleInto(Layer* producer) override;
+  bool folds_into_producer() const { return fold_producer_ != nullptr; }
 
  protected:
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
@@ -47,10 +51,12 @@ class ScaleLayer : public Layer {
   int64_t outer_ = 1;
   int64_t dim_ = 1;
   int64_t inner_ = 1;
+  int axis_ = 0;  // the first axis the scale covers
   Blob saved_input_;  // x, when running in place (the scale gradient needs it)
   const Layer* input_producer_ = nullptr;
   // x as the producer keeps it, when it does: then saved_input_ stays unallocated.
   const float* borrowed_input_ = nullptr;
+  Layer* fold_producer_ = nullptr;  // see FoldChannelScaleInto
 };
 
 }  // namespace caffe

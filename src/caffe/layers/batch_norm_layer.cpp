@@ -120,10 +120,12 @@ void BatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*
   float* inv_std = inv_std_.mutable_cpu_data();
   for (int64_t c = 0; c < channels_; ++c) inv_std[c] = 1.f / std::sqrt(variance[c] + eps_);
 
-  float* y = top[0]->mutable_cpu_data();  // may alias x: each element is read once first
-  // Training keeps x_hat for backward, written in the same pass.
+  // Training keeps x_hat for backward, written in the same pass. A folded consumer
+  // reads that copy and overwrites the whole top, so then the top is left alone.
   float* x_hat = use_global_stats_ ? nullptr : x_norm_.mutable_cpu_data();
   x_norm_kept_ = x_hat != nullptr;
+  float* y = x_hat && folded_consumer_ ? nullptr : top[0]->mutable_cpu_data();  // may alias x
+  fold_sums_.clear();
   const int64_t channels = channels_, spatial = spatial_;
   ParallelFor(
       num_ * channels_,
@@ -132,15 +134,19 @@ void BatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*
           const int64_t c = plane % channels, base = plane * spatial;
           const float mu = mean[c], scale = inv_std[c];
           const float* in = x + base;
-          float* out = y + base;
-          if (x_hat) {
+          if (x_hat && !y) {
             float* kept = x_hat + base;
+            for (int64_t s = 0; s < spatial; ++s) kept[s] = (in[s] - mu) * scale;
+          } else if (x_hat) {
+            float* kept = x_hat + base;
+            float* out = y + base;  // each element of an aliased x is read first
             for (int64_t s = 0; s < spatial; ++s) {
               const float v = (in[s] - mu) * scale;
               out[s] = v;
               kept[s] = v;
             }
           } else {
+            float* out = y + base;
             for (int64_t s = 0; s < spatial; ++s) out[s] = (in[s] - mu) * scale;
           }
         }
@@ -149,9 +155,20 @@ void BatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*
   if (!use_global_stats_) UpdateRunningStatistics();
 }
 
+void BatchNormLayer::ReceiveChannelScaleFold(const float* scale, std::vector<double> sums) {
+  LAYER_REQUIRE(static_cast<int64_t>(sums.size()) == 2 * channels_)
+      << "a folded Scale handed over sums for " << sums.size() / 2 << " channels, expected "
+      << channels_;
+  fold_scale_.assign(scale, scale + channels_);
+  fold_sums_ = std::move(sums);
+}
+
 // Batch statistics: with x_hat the normalized input and means over (batch, spatial),
 //   dx = inv_std * (dy - mean(dy) - x_hat * mean(dy * x_hat)).
 // Global statistics are constants, so dx = dy * inv_std.
+// With a folded Scale (factor s per channel) the top diff holds the Scale's dy, so
+// this layer's dy is s * dy: the sums the Scale handed over, times s, give the means,
+// and each element is multiplied by s in the same pass.
 void BatchNormLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                                   const vector<Blob*>& bottom) {
   if (!propagate_down[0]) return;
@@ -164,7 +181,14 @@ void BatchNormLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& 
   const int64_t channels = channels_, spatial = spatial_;
   // Per channel: mean(dy) and mean(dy * x_hat), zero under global statistics.
   vector<float> mean_dy(channels_, 0.f), mean_dy_xhat(channels_, 0.f);
-  if (!global) {
+  const bool folded = !global && !fold_sums_.empty();
+  if (folded) {
+    for (int64_t c = 0; c < channels_; ++c) {
+      mean_dy[c] = static_cast<float>(fold_scale_[c] * fold_sums_[2 * c] / m);
+      mean_dy_xhat[c] = static_cast<float>(fold_scale_[c] * fold_sums_[2 * c + 1] / m);
+    }
+    fold_sums_.clear();
+  } else if (!global) {
     const vector<double> sums = ChannelSums<2>(
         num_, channels_, spatial_, [=](int64_t n, int64_t c, double* acc) {
           const int64_t base = (n * channels + c) * spatial;
@@ -182,6 +206,7 @@ void BatchNormLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& 
   // channel instead, two threads writing interleaved blocks ran slower than one.
   const float* shift = mean_dy.data();
   const float* slope = mean_dy_xhat.data();
+  const float* factor = folded ? fold_scale_.data() : nullptr;
   ParallelFor(
       num_ * channels_,
       [=](int64_t plane_begin, int64_t plane_end) {
@@ -192,6 +217,10 @@ void BatchNormLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& 
           const float scale = inv_std[c];
           if (global) {
             for (int64_t s = 0; s < spatial; ++s) out[s] = g[s] * scale;
+          } else if (factor) {
+            const float* h = x_hat + base;
+            const float a = shift[c], b = slope[c], f = factor[c];
+            for (int64_t s = 0; s < spatial; ++s) out[s] = (g[s] * f - a - h[s] * b) * scale;
           } else {
             const float* h = x_hat + base;
             const float a = shift[c], b = slope[c];

@@ -63,6 +63,7 @@ void ScaleLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) 
         << "bias blob of shape " << ShapeToString(blobs_[bias_param_id_]->shape())
         << " does not match the scale's shape " << ShapeToString(scale.shape());
   }
+  axis_ = axis;
   outer_ = bottom[0]->count(0, axis);
   dim_ = scale.count();
   inner_ = bottom[0]->count(axis + scale.num_axes());
@@ -70,14 +71,22 @@ void ScaleLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) 
   if (bottom[0] == top[0]) saved_input_.ReshapeLike(*bottom[0]);
 }
 
+bool ScaleLayer::FoldChannelScaleInto(Layer* producer) {
+  if (layer_param_.bottom_size() != 1 || axis_ != 1 || blobs_[0]->num_axes() != 1) return false;
+  if (!producer->AcceptChannelScaleFold()) return false;
+  fold_producer_ = producer;
+  return true;
+}
+
 void ScaleLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
-  const float* x = bottom[0]->cpu_data();
   // In place, the input is needed for the scale gradient after it is overwritten. If
   // the layer that wrote it keeps a copy (BatchNorm's normalized output), that copy
-  // serves; else it is saved here, plane by plane in the same pass (each plane is
+  // serves, and is read instead of the bottom (a folded producer leaves the bottom
+  // unwritten); else it is saved here, plane by plane in the same pass (each plane is
   // read before it is overwritten).
   const bool in_place = bottom[0] == top[0];
   borrowed_input_ = in_place && input_producer_ ? input_producer_->KeptTopValues() : nullptr;
+  const float* x = borrowed_input_ ? borrowed_input_ : bottom[0]->cpu_data();
   float* saved = in_place && !borrowed_input_ ? saved_input_.mutable_cpu_data() : nullptr;
   const float* scale = scale_blob(bottom)->cpu_data();
   const float* bias = bias_term_ ? blobs_[bias_param_id_]->cpu_data() : nullptr;
@@ -114,16 +123,21 @@ void ScaleLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& prop
     ds = scale_from_bottom ? bottom[1]->mutable_cpu_diff() : blobs_[0]->mutable_cpu_diff();
     if (scale_from_bottom) math::set(dim_, 0.f, ds);
   }
-  float* dx = propagate_down[0] ? bottom[0]->mutable_cpu_diff() : nullptr;  // may alias dy
-  const float* scale = dx ? scale_blob(bottom)->cpu_data() : nullptr;
+  // Folded (FoldChannelScaleInto): the producer scales the input gradient in its own
+  // pass, from the sums of dy and dy * x computed here for both.
+  const bool fold = fold_producer_ && propagate_down[0] && borrowed_input_ && !scale_from_bottom;
+  if (fold) x = borrowed_input_;
+  float* dx = propagate_down[0] && !fold ? bottom[0]->mutable_cpu_diff() : nullptr;  // may alias dy
+  const float* scale = dx || fold ? scale_blob(bottom)->cpu_data() : nullptr;
   const int64_t dim = dim_, inner = inner_;
   // Parameter gradients first: in place, dx overwrites dy. The sums' order depends on
   // the shape alone, not on the thread count.
-  if (ds || db) {
+  if (ds || db || fold) {
+    const bool dot = ds || fold;
     const vector<double> sums = ChannelSums<2>(
         outer_, dim_, inner_, [=](int64_t o, int64_t d, double* acc) {
           const int64_t base = (o * dim + d) * inner;
-          if (ds) {
+          if (dot) {
             double plane_dy, plane_dy_x;
             PlaneSumAndDot(dy + base, x + base, inner, &plane_dy, &plane_dy_x);
             acc[0] += plane_dy;
@@ -136,6 +150,7 @@ void ScaleLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& prop
       if (ds) ds[d] += static_cast<float>(sums[2 * d + 1]);
       if (db) db[d] += static_cast<float>(sums[2 * d]);
     }
+    if (fold) fold_producer_->ReceiveChannelScaleFold(scale, sums);
   }
   // dx with threads splitting the planes into contiguous ranges (split by entry, two
   // threads writing interleaved blocks ran slower than one).
