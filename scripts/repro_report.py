@@ -91,6 +91,16 @@ def mean_std(values):
     return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
 
 
+def exchange_compute_ms(log, steady_from):
+    """Mean accumulate + select + scatter milliseconds of the log's `sync:` lines from
+    iteration steady_from on (rank 0's exchange work besides communication), or None."""
+    totals = [sum(row.get(k, 0.0) for k in ("sync_accumulate_ms", "sync_select_ms",
+                                              "sync_scatter_ms"))
+              for row in log.train_rows
+              if row["NumIters"] >= steady_from and "sync_select_ms" in row]
+    return sum(totals) / len(totals) if totals else None
+
+
 def read_runs(manifest):
     runs = []
     with open(manifest, newline="") as f:
@@ -117,6 +127,7 @@ def read_runs(manifest):
                 "train_loss": log.final.get("train_loss"),
                 "nominal": nominal, "wire": wire, "bytes": per_step, "steady": bool(steady),
                 "age_max": log.final.get("age_max"), "age_mean": log.final.get("age_mean"),
+                "compute_ms": exchange_compute_ms(log, int(row.get("steady_from") or 0)),
             })
     if not runs:
         raise SystemExit("error: %s lists no runs" % manifest)
@@ -149,7 +160,9 @@ def _bytes(value):
 
 ROW_FIELDS = ["model", "label", "method", "N", "iters", "seeds", "top1_mean", "top1_std",
               "nominal", "wire", "bytes", "age_max", "age_mean", "wall", "steady", "settings",
-              "command"]
+              "command", "compute_ms"]
+# Columns a rows.csv written before they existed may lack (read back as None).
+NEWER_ROW_FIELDS = {"compute_ms"}
 
 
 def summarize(runs, settings, command):
@@ -167,6 +180,7 @@ def summarize(runs, settings, command):
             "age_max": mean_std([r["age_max"] for r in rs])[0],
             "age_mean": mean_std([r["age_mean"] for r in rs])[0],
             "wall": mean_std([r["wall"] for r in rs])[0],
+            "compute_ms": mean_std([r["compute_ms"] for r in rs])[0],
             "steady": all(r["steady"] for r in rs),
             "settings": settings.get(model, ""), "command": command,
         })
@@ -184,13 +198,15 @@ def read_rows(path):
     rows = []
     with open(path, newline="") as f:
         for line in csv.DictReader(f):
-            missing = [k for k in ROW_FIELDS if k not in line]
+            missing = [k for k in ROW_FIELDS if k not in line and k not in NEWER_ROW_FIELDS]
             if missing:
                 raise SystemExit("error: %s: no column %s" % (path, ", ".join(missing)))
             row = dict(line)
+            for key in NEWER_ROW_FIELDS:
+                row.setdefault(key, "")
             row["N"], row["iters"] = int(row["N"]), int(row["iters"])
             for key in ("top1_mean", "top1_std", "nominal", "wire", "bytes", "age_max",
-                        "age_mean", "wall"):
+                        "age_mean", "wall", "compute_ms"):
                 row[key] = _float_or_none(row[key])
             row["steady"] = row["steady"] == "True"
             rows.append(row)
@@ -262,8 +278,8 @@ def write_table(rows, out_dir, title, notes):
     lines += [
         "| model | method | N | iterations | seeds | nominal ratio | wire ratio | top-1 (%) "
         "mean ± std | Δ top-1 vs DENSE (pp) | bytes/step (rank 0) | age max / mean (steps) "
-        "| wall time (s) |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| exchange compute (ms/step) | wall time (s) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         top1, spread, n = row["top1_mean"], row["top1_std"], row["N"]
@@ -278,10 +294,11 @@ def write_table(rows, out_dir, title, notes):
         top1_text = "n/a" if top1 is None else (
             "%.2f" % (100 * top1) + (" ± %.2f" % (100 * spread) if spread is not None else ""))
         age = "-" if row["age_max"] is None else "%.0f / %.1f" % (row["age_max"], row["age_mean"])
-        lines.append("| %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        compute = "-" if row["compute_ms"] is None else "%.1f" % row["compute_ms"]
+        lines.append("| %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             row["model"], row["label"], n, row["iters"], row["seeds"],
             _num(row["nominal"], 1, "x"), _num(row["wire"], 1, "x"), top1_text, delta,
-            _bytes(row["bytes"]), age, _num(row["wall"], 0)))
+            _bytes(row["bytes"]), age, compute, _num(row["wall"], 0)))
     steady = all(r["steady"] for r in rows)
     lines += ["", ("Exchange columns: steady state after warm-up, from rank 0's `-sync_stats` CSV."
                    if steady else
@@ -289,6 +306,10 @@ def write_table(rows, out_dir, title, notes):
                    "kept (after warm-up where the log says so, else every step)."),
               "Age: after the last step, the most and the mean number of steps since a "
               "coordinate of the sparse blobs was last sent (the Final line; mean over seeds).",
+              "Exchange compute: rank 0's accumulate + select + scatter per step after "
+              "warm-up (the log's `sync:` lines; communication not included), mean over "
+              "seeds; ranks share the cores, so only the order of magnitude holds. "
+              "- where the row's log has none (or it was kept from an older report).",
               "Wall time: whole `mpirun` (start-up, training and tests), mean over seeds.", ""]
     path = os.path.join(out_dir, "TABLE.md")
     with open(path, "w") as f:

@@ -29,9 +29,10 @@ class ReproReportTest(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def log(self, name, accuracy, method, ratio, per_step):
+    def log(self, name, accuracy, method, ratio, per_step, sync_lines=()):
         path = os.path.join(self.dir, name + ".log")
         with open(path, "w") as f:
+            f.writelines(sync_lines)
             f.write(FINAL % (accuracy, method, ratio, ratio, per_step, ratio, ratio, per_step))
         return path
 
@@ -58,7 +59,7 @@ class ReproReportTest(unittest.TestCase):
         with open(os.path.join(self.out, "TABLE.md")) as f:
             for line in f:
                 cells = [c.strip() for c in line.strip().strip("|").split("|")]
-                if len(cells) == 12 and cells[0] not in ("model", "---"):
+                if len(cells) == 13 and cells[0] not in ("model", "---"):
                     rows[(cells[0], cells[1])] = cells
         return rows
 
@@ -72,6 +73,25 @@ class ReproReportTest(unittest.TestCase):
         self.assertEqual(rows[("net_a", "IWP")][8], "-1.50")
         self.assertEqual(rows[("net_a", "IWP")][6], "65.0x")
         self.assertEqual(rows[("net_a", "IWP")][10], "40 / 7.5")
+
+    def test_exchange_compute_is_the_mean_of_the_sync_lines_after_warm_up(self):
+        sync = ("I20261203 10:00:00.000000 1 solver.cpp:334] Iteration %d, sync: method IWP, "
+                "density 0.025, accumulate %s ms, select %s ms, broadcast 9.00 ms, "
+                "allreduce 9.00 ms, scatter %s ms\n")
+        lines = [sync % (5, 100, 100, 100),  # before steady_from (10): not counted
+                 sync % (20, 1.0, 2.0, 0.5), sync % (30, 1.5, 3.0, 0.5)]
+        manifest = os.path.join(self.dir, "m.csv")
+        with open(manifest, "w", newline="") as f:
+            writer = csv.writer(f, lineterminator="\n")
+            writer.writerow(["model", "method", "label", "N", "seed", "iters", "steady_from",
+                             "log", "sync_stats", "wall_s"])
+            writer.writerow(["net_a", "IWP", "IWP", 4, 1, 100, 10,
+                             self.log("s", 0.9, "IWP", 60, 20, lines), "", 1])
+            writer.writerow(["net_a", "DENSE", "DENSE", 4, 1, 100, 0,
+                             self.log("d", 0.9, "DENSE", 2, 900), "", 1])
+        rows = self.report(manifest)
+        self.assertEqual(rows[("net_a", "IWP")][11], "4.2")  # (3.5 + 5.0) / 2
+        self.assertEqual(rows[("net_a", "DENSE")][11], "-")
 
     def test_the_baseline_is_plain_dense_when_a_dense_variant_is_beside_it(self):
         rows = self.report(self.manifest("a", [
@@ -89,6 +109,14 @@ class ReproReportTest(unittest.TestCase):
             ("net_a", "IWP", "IWP, density / 2", 1, 0.885, 60, 20),
             ("net_b", "DENSE", "DENSE", 1, 0.50, 1, 5000)]),
             "--merge", "--settings", settings, "--command", "MODELS=net_a,net_b run")
+        # A rows.csv from before the compute column still merges.
+        path = os.path.join(self.out, "rows.csv")
+        with open(path) as f:
+            old = [{k: v for k, v in r.items() if k != "compute_ms"} for r in csv.DictReader(f)]
+        with open(path, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(old[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(old)
         # Only net_b runs again: net_a's rows come back from rows.csv, net_b's are new.
         rows = self.report(self.manifest("b", [
             ("net_b", "DENSE", "DENSE", 1, 0.93, 1, 5000),
