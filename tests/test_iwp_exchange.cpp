@@ -286,7 +286,8 @@ TEST(IwpExchangeLocalTest, EpsilonMustBePositive) {
   for (const string bad : {"epsilon: 0", "epsilon: -1", "stochastic_fraction: 1",
                            "max_dense_share: 2", "leader: PER_LAYER layer_wise: false",
                            "residual_leak: 1", "residual_leak: -0.1", "method: DENSE residual_leak: 0.1",
-                           "method: DENSE flush_at_rate_drop: true", "consensus_prior: -0.1",
+                           "method: DENSE flush_at_rate_drop: true", "method: DENSE flush_at_end: true",
+                           "consensus_prior: -0.1",
                            "consensus_prior: 1.5", "method: TOPK_ALLGATHER consensus_prior: 0.5"}) {
     EXPECT_THROW(ValidateSyncParameter(Sync(bad), "s.prototxt"), Error) << bad;
   }

@@ -364,12 +364,15 @@ TEST(IwpExchangeTest, LeakyResidualsLoseExactlyWhatLeaks) {
 // flush_at_rate_drop: at a step after which the rate falls to half or less, every
 // waiting residual travels (all residuals end at zero and N x applied = the ranks'
 // summed gradients so far); a milder fall, or none, leaves the step sparse.
-TEST(IwpExchangeTest, FlushAtRateDropSendsEverythingThatWaits) {
+// flush_at_end: the same at the step the solver calls its last, and only there.
+TEST(IwpExchangeTest, FlushAtRateDropOrAtTheEndSendsEverythingThatWaits) {
   const int n = g_comm->size();
+  for (const bool at_end : {false, true})
   for (const auto method : {SyncParameter::IWP, SyncParameter::RANDOMK, SyncParameter::SCALECOM,
                             SyncParameter::TOPK_ALLGATHER}) {
     auto exchange = CreateGradientExchange(
-        MakeSync(method, "seed: 1 flush_at_rate_drop: true"), g_comm);
+        MakeSync(method, at_end ? "seed: 1 flush_at_end: true" : "seed: 1 flush_at_rate_drop: true"),
+        g_comm);
     auto* residual_exchange = dynamic_cast<ResidualExchange*>(exchange.get());
     ASSERT_NE(residual_exchange, nullptr);
     ASSERT_TRUE(exchange->wants_step_rates());
@@ -394,7 +397,7 @@ TEST(IwpExchangeTest, FlushAtRateDropSendsEverythingThatWaits) {
       }
       // Step 1 is followed by a fall to 0.6 of the rate, step 3 by a tenfold drop.
       const float next = t == 1 ? 0.6f : (t == 3 ? 0.1f : 1.f);
-      exchange->set_step_rates(vector<float>(m, 0.01f), 1.f, next);
+      exchange->set_step_rates(vector<float>(m, 0.01f), 1.f, next, at_end && t == 3);
       exchange->Exchange(t, params.ptrs);
       for (size_t b = 0; b < m; ++b) {
         for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) applied[b][i] += params.ptrs[b]->cpu_diff()[i];

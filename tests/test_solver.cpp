@@ -366,6 +366,32 @@ TEST(SolverTest, FlushAtRateDropEmptiesTheResidualsBeforeEachDrop) {
   }
 }
 
+// flush_at_end through the solver: only its last iteration (max_iter - 1) sends
+// every waiting residual.
+TEST(SolverTest, FlushAtEndEmptiesTheResidualsAtTheLastIterationOnly) {
+  SolverParameter param = ResumeParam("SGD", MakeTempDir("flush_end") + "/f");
+  param.set_max_iter(6);
+  ParseProtoFromText("method: IWP density: 0.2 min_layer_size: 10 flush_at_end: true", "<sync>",
+                     param.mutable_sync_param());
+  auto solver = SolverRegistry::CreateSolver(param, std::make_shared<Context>());
+  solver->set_gradient_exchange(
+      CreateGradientExchange(param.sync_param(), std::make_shared<LocalCommunicator>()));
+  auto* exchange = dynamic_cast<ResidualExchange*>(solver->gradient_exchange().get());
+  ASSERT_NE(exchange, nullptr);
+  for (int t = 0; t < 6; ++t) {
+    solver->Step(1);
+    double waiting = 0;
+    for (size_t b = 0; b < solver->net()->learnable_params().size(); ++b) {
+      for (float v : exchange->residual(b)) waiting += std::fabs(v);
+    }
+    if (t == 5) {
+      EXPECT_EQ(waiting, 0.0) << "residuals left after the last iteration";
+    } else {
+      EXPECT_GT(waiting, 0.0) << "iteration " << t;
+    }
+  }
+}
+
 // With momentum correction the exchange applies the momentum, so the weight decay
 // must be inside what it accumulates: at density 1 that is exactly the dense
 // momentum solver (decay added after the exchange would lose the 1 / (1 - m) gain).

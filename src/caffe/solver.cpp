@@ -414,7 +414,7 @@ void Solver::Step(int iters) {
         const float previous = iter_ > 0 ? GetLearningRateAt(iter_ - 1) : rate;
         const float next = GetLearningRateAt(iter_ + 1);
         exchange_->set_step_rates(rates, rate > 0 && previous > 0 ? previous / rate : 1.f,
-                                  rate > 0 ? next / rate : 1.f);
+                                  rate > 0 ? next / rate : 1.f, iter_ + 1 == param_.max_iter());
       }
       exchange_->Exchange(iter_, exchanged_params_);
     }

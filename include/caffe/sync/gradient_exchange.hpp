@@ -37,17 +37,19 @@ class GradientExchange {
   // Before each Exchange: the rate the solver will apply to each blob's diff (base
   // rate x lr_mult), for a rate limit (SyncParameter.max_relative_step), the previous
   // step's base rate over this one's (SyncParameter.rescale_residuals), and the next
-  // step's base rate over this one's (SyncParameter.flush_at_rate_drop).
+  // step's base rate over this one's (SyncParameter.flush_at_rate_drop), and whether
+  // this is the solver's last iteration (SyncParameter.flush_at_end).
   void set_step_rates(const vector<float>& rates, float rate_change = 1.f,
-                      float next_rate_change = 1.f) {
+                      float next_rate_change = 1.f, bool last_step = false) {
     step_rates_ = rates;
     rate_change_ = rate_change;
     next_rate_change_ = next_rate_change;
+    last_step_ = last_step;
   }
   // Whether the solver must call set_step_rates before each Exchange.
   bool wants_step_rates() const {
     return param_.max_relative_step() > 0 || param_.rescale_residuals() ||
-           param_.flush_at_rate_drop();
+           param_.flush_at_rate_drop() || param_.flush_at_end();
   }
 
   // What the solver knows about its net: for each parameter, the layer after whose
@@ -117,6 +119,7 @@ class GradientExchange {
   vector<float> step_rates_;
   float rate_change_ = 1.f;
   float next_rate_change_ = 1.f;
+  bool last_step_ = false;
   bool gpu_mode_ = false;
   ExchangeStats stats_;
 };

@@ -169,6 +169,8 @@ void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
       << where << "residual_leak needs a method that keeps residuals (not DENSE)";
   CAFFE_REQUIRE(!p.flush_at_rate_drop() || p.method() != SyncParameter::DENSE)
       << where << "flush_at_rate_drop needs a method that keeps residuals (not DENSE)";
+  CAFFE_REQUIRE(!p.flush_at_end() || p.method() != SyncParameter::DENSE)
+      << where << "flush_at_end needs a method that keeps residuals (not DENSE)";
   CAFFE_REQUIRE(p.consensus_prior() >= 0 && p.consensus_prior() <= 1)
       << where << "consensus_prior must lie in [0, 1], found " << p.consensus_prior();
   CAFFE_REQUIRE(p.consensus_prior() == 0 || p.method() == SyncParameter::IWP)

@@ -225,13 +225,18 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
   for (Blob* p : params) total += p->count();
   const float density = DensityAt(iter);
   // The rate falls to half or less after this step: what waits goes now, at the rate
-  // it was gathered under (flush_at_rate_drop).
-  const bool flush = param_.flush_at_rate_drop() && density < 1.f && next_rate_change_ <= 0.5f;
-  next_rate_change_ = 1.f;  // the solver states it again before the next step
+  // it was gathered under (flush_at_rate_drop); or training ends with this step, and
+  // what waits goes into the trained model (flush_at_end).
+  const bool drop = param_.flush_at_rate_drop() && next_rate_change_ <= 0.5f;
+  const bool end = param_.flush_at_end() && last_step_;
+  const bool flush = density < 1.f && (drop || end);
+  next_rate_change_ = 1.f;  // the solver states both again before the next step
+  last_step_ = false;
   if (flush && comm_->rank() == 0) {
     LOG(INFO) << "sync (" << method_name() << "): iteration " << iter
-              << ": the rate falls after this step; every waiting residual is sent now "
-                 "(flush_at_rate_drop)";
+              << (end ? ": training ends with this step" : ": the rate falls after this step")
+              << "; every waiting residual is sent now ("
+              << (end ? "flush_at_end" : "flush_at_rate_drop") << ")";
   }
   int64_t sent = 0;
   const bool probe = param_.measure_capture() && density < 1.f && !flush;
