@@ -83,21 +83,23 @@ class Layer {
   // top 0), or nullptr; a layer may read that producer's KeptTopValues in Forward.
   virtual void set_bottom_producer(int bottom_index, const Layer* producer) {}
 
-  // Folding a per-channel factor into its producer's backward (Net::FoldChannelScales).
-  // A layer that multiplies its in-place input by one factor per channel (Scale after
-  // BatchNorm) reads its input from the producer's kept copy, so the producer need
-  // not write its top at all; and in backward it skips its own pass over the input
-  // gradient, handing the producer its factors and the per-channel sums of dy and
-  // dy * x that it computes for its own parameters anyway. The producer applies both
-  // in the one pass it makes over its own input gradient. Between the two layers'
-  // backward the blob's diff holds the consumer's dy, unscaled.
+  // Folding a per-channel affine map into its producer (Net::FoldChannelScales). A
+  // layer that computes y = x * s + b per channel in place on its producer's top
+  // (Scale after BatchNorm) hands the producer its factor and bias blobs: in forward
+  // the producer writes y itself in the pass that makes x (keeping x for backward,
+  // KeptTopValues), and the consumer does nothing; in backward the consumer skips its
+  // own pass over the input gradient, handing the producer the per-channel sums of dy
+  // and dy * x that it computes for its own parameters anyway, and the producer
+  // applies the factor in the one pass it makes over its own input gradient. Between
+  // the two layers' backward the blob's diff holds the consumer's dy, unscaled.
   //
   // Consumer side: records `producer` and returns true when this layer can fold into
   // it (the net has checked that this layer runs in place on the producer's top 0).
   virtual bool FoldChannelScaleInto(Layer* producer) { return false; }
-  // Producer side: whether a consumer may fold into this layer; on true, the layer
-  // leaves its top unwritten whenever it keeps a copy (KeptTopValues).
-  virtual bool AcceptChannelScaleFold() { return false; }
+  // Producer side: whether a consumer with these factors (and bias, or nullptr) may
+  // fold into this layer; on true, whenever the layer keeps a copy of its top
+  // (KeptTopValues) it writes x * scale + bias to the top instead.
+  virtual bool AcceptChannelScaleFold(const Blob* scale, const Blob* bias) { return false; }
   // Producer side, from the consumer's Backward: the factor of each channel and the
   // sums over batch and space, sums[2c] of dy and sums[2c + 1] of dy * x, for the
   // producer's next Backward.

@@ -72,10 +72,10 @@ class Net {
   // `caffe test` for its net.
   ActivationSharing ShareActivationData(const std::set<string>& keep = {});
   // Folds each per-channel Scale running in place after a BatchNorm into it
-  // (Layer::FoldChannelScaleInto): the BatchNorm no longer writes its top in training
-  // forward, and in backward the Scale no longer makes its own pass over the input
-  // gradient; the BatchNorm applies the factors in its pass. Fewer passes over the
-  // activations, the same result up to float rounding. Afterwards the diff of such a
+  // (Layer::FoldChannelScaleInto): in training forward the BatchNorm writes the
+  // Scale's output itself, and in backward the Scale no longer makes its own pass over
+  // the input gradient; the BatchNorm applies the factors in its pass. Fewer passes
+  // over the activations, the same result up to float rounding. Afterwards the diff of such a
   // blob between the two layers' backward holds the Scale's dy, unscaled, and running
   // only part of backward (BackwardFromTo) through a folded pair is wrong. Nothing is
   // folded under force_backward or debug_info. Returns the number of folded pairs;

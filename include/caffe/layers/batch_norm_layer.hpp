@@ -31,11 +31,9 @@ class BatchNormLayer : public Layer {
     return x_norm_kept_ ? x_norm_.cpu_data() : nullptr;
   }
   // A Scale in place on this layer's top folds into it (Layer::FoldChannelScaleInto):
-  // forward then writes x_hat only to x_norm_, and backward takes the Scale's factors.
-  bool AcceptChannelScaleFold() override {
-    folded_consumer_ = true;
-    return true;
-  }
+  // a training forward then writes x_hat to x_norm_ and x_hat * s + b to the top, and
+  // backward takes the Scale's factors.
+  bool AcceptChannelScaleFold(const Blob* scale, const Blob* bias) override;
   void ReceiveChannelScaleFold(const float* scale, std::vector<double> sums) override;
 
  protected:
@@ -66,7 +64,8 @@ class BatchNormLayer : public Layer {
   bool x_norm_kept_ = false;  // whether the last CPU Forward wrote x_norm_ (= top[0])
   // A folded consumer (AcceptChannelScaleFold) and what its last Backward handed over:
   // the factor per channel and the sums of dy and dy * x_hat, empty once used.
-  bool folded_consumer_ = false;
+  const Blob* fold_scale_blob_ = nullptr;  // the folded consumer's factors (C)
+  const Blob* fold_bias_blob_ = nullptr;   // and bias (C), or nullptr
   std::vector<float> fold_scale_;
   std::vector<double> fold_sums_;
 };

@@ -28,7 +28,7 @@ class DnnlBatchNormLayer : public BatchNormLayer {
   void Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   bool uses_dnnl() const { return supported_; }
   // oneDNN's backward is one primitive call: it has no place for a folded factor.
-  bool AcceptChannelScaleFold() override { return false; }
+  bool AcceptChannelScaleFold(const Blob*, const Blob*) override { return false; }
 
  protected:
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;

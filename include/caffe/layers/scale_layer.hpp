@@ -27,7 +27,7 @@ class ScaleLayer : public Layer {
   // (BatchNorm's normalized output), so that it saved no copy of its own.
   bool borrows_input() const { return borrowed_input_ != nullptr; }
   // A learned per-channel scale (axis 1, one axis) folds into a producer that accepts
-  // it; the fold applies in a CPU Backward whose Forward borrowed the input.
+  // it; the fold applies in CPU passes where the producer kept its top (borrowed).
   bool FoldChannelScaleInto(Layer* producer) override;
   bool folds_into_producer() const { return fold_producer_ != nullptr; }
 

@@ -120,11 +120,14 @@ void BatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*
   float* inv_std = inv_std_.mutable_cpu_data();
   for (int64_t c = 0; c < channels_; ++c) inv_std[c] = 1.f / std::sqrt(variance[c] + eps_);
 
-  // Training keeps x_hat for backward, written in the same pass. A folded consumer
-  // reads that copy and overwrites the whole top, so then the top is left alone.
+  // Training keeps x_hat for backward, written in the same pass; with a folded Scale
+  // the top gets x_hat * s + b in that pass too, and the Scale leaves it as it is.
   float* x_hat = use_global_stats_ ? nullptr : x_norm_.mutable_cpu_data();
   x_norm_kept_ = x_hat != nullptr;
-  float* y = x_hat && folded_consumer_ ? nullptr : top[0]->mutable_cpu_data();  // may alias x
+  float* y = top[0]->mutable_cpu_data();  // may alias x: each element is read once first
+  const bool affine = x_hat && fold_scale_blob_;
+  const float* fold_s = affine ? fold_scale_blob_->cpu_data() : nullptr;
+  const float* fold_b = affine && fold_bias_blob_ ? fold_bias_blob_->cpu_data() : nullptr;
   fold_sums_.clear();
   const int64_t channels = channels_, spatial = spatial_;
   ParallelFor(
@@ -134,25 +137,36 @@ void BatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*
           const int64_t c = plane % channels, base = plane * spatial;
           const float mu = mean[c], scale = inv_std[c];
           const float* in = x + base;
-          if (x_hat && !y) {
+          float* out = y + base;
+          if (fold_s) {
             float* kept = x_hat + base;
-            for (int64_t s = 0; s < spatial; ++s) kept[s] = (in[s] - mu) * scale;
+            const float f = fold_s[c], b = fold_b ? fold_b[c] : 0.f;
+            for (int64_t s = 0; s < spatial; ++s) {
+              const float v = (in[s] - mu) * scale;
+              kept[s] = v;
+              out[s] = v * f + b;
+            }
           } else if (x_hat) {
             float* kept = x_hat + base;
-            float* out = y + base;  // each element of an aliased x is read first
             for (int64_t s = 0; s < spatial; ++s) {
               const float v = (in[s] - mu) * scale;
               out[s] = v;
               kept[s] = v;
             }
           } else {
-            float* out = y + base;
             for (int64_t s = 0; s < spatial; ++s) out[s] = (in[s] - mu) * scale;
           }
         }
       },
       MinItemsFor(spatial_));
   if (!use_global_stats_) UpdateRunningStatistics();
+}
+
+bool BatchNormLayer::AcceptChannelScaleFold(const Blob* scale, const Blob* bias) {
+  if (scale->count() != channels_ || (bias && bias->count() != channels_)) return false;
+  fold_scale_blob_ = scale;
+  fold_bias_blob_ = bias;
+  return true;
 }
 
 void BatchNormLayer::ReceiveChannelScaleFold(const float* scale, std::vector<double> sums) {

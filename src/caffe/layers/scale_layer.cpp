@@ -73,7 +73,10 @@ void ScaleLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) 
 
 bool ScaleLayer::FoldChannelScaleInto(Layer* producer) {
   if (layer_param_.bottom_size() != 1 || axis_ != 1 || blobs_[0]->num_axes() != 1) return false;
-  if (!producer->AcceptChannelScaleFold()) return false;
+  if (!producer->AcceptChannelScaleFold(blobs_[0].get(),
+                                        bias_term_ ? blobs_[bias_param_id_].get() : nullptr)) {
+    return false;
+  }
   fold_producer_ = producer;
   return true;
 }
@@ -86,6 +89,8 @@ void ScaleLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& t
   // read before it is overwritten).
   const bool in_place = bottom[0] == top[0];
   borrowed_input_ = in_place && input_producer_ ? input_producer_->KeptTopValues() : nullptr;
+  // A folded producer that keeps x has written y already (FoldChannelScaleInto).
+  if (fold_producer_ && borrowed_input_) return;
   const float* x = borrowed_input_ ? borrowed_input_ : bottom[0]->cpu_data();
   float* saved = in_place && !borrowed_input_ ? saved_input_.mutable_cpu_data() : nullptr;
   const float* scale = scale_blob(bottom)->cpu_data();
