@@ -23,7 +23,7 @@ import re, sys
 rows = {}
 for line in open(sys.argv[1]):
     cells = [c.strip() for c in line.strip().strip("|").split("|")]
-    if len(cells) == 12 and cells[0] == "lenet_fashion":
+    if len(cells) == 13 and cells[0] == "lenet_fashion":
         rows[(cells[1], int(cells[2]))] = cells
 expected = {(m, 4) for m in ("DENSE", "FIXED_THRESHOLD", "IWP (global)", "IWP (layer-wise)",
                              "TOPK_ALLGATHER", "RANDOMK", "SCALECOM", "POWERSGD rank 2")}

@@ -36,7 +36,7 @@ import re, sys
 rows = {}
 for line in open(sys.argv[1]):
     cells = [c.strip() for c in line.strip().strip("|").split("|")]
-    if len(cells) == 12 and cells[0] == "alexnet":
+    if len(cells) == 13 and cells[0] == "alexnet":
         rows[cells[1]] = cells
 assert set(rows) == {"DENSE", "IWP"}, "rows: %s" % sorted(rows)
 for method, cells in rows.items():
