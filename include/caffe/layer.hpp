@@ -74,10 +74,11 @@ class Layer {
   // each rank's copy then describes its own shard, so the solver averages them across
   // ranks before a test pass or a snapshot.
   virtual bool ParamIsDataStatistic(int param_id) const { return false; }
-  // A copy of top[0]'s values as the last CPU Forward wrote them, which the layer
-  // keeps for its own backward until its next Forward; nullptr when it keeps none.
-  // BatchNorm keeps its normalized output so; a Scale running in place on that top
-  // reads it instead of saving a second copy of the same values.
+  // A copy of the layer's own output for top[0] from the last CPU Forward, which the
+  // layer keeps for its own backward until its next Forward; nullptr when it keeps
+  // none. BatchNorm keeps its normalized output so; a Scale running in place on that
+  // top reads it instead of saving a second copy of the same values. (With a folded
+  // consumer, FoldChannelScaleInto, top[0] itself holds the consumer's output.)
   virtual const float* KeptTopValues() const { return nullptr; }
   // The net names, for a bottom, the layer that last wrote it before this one (its
   // top 0), or nullptr; a layer may read that producer's KeptTopValues in Forward.
