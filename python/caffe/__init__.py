@@ -3,7 +3,9 @@ class and function names, so that existing user scripts run unchanged.
 
     PYTHONPATH=python python3 -c "import caffe; print(caffe.layer_type_list())"
 """
+import os as _os
 import sys as _sys
+import traceback as _traceback
 
 # Inside a C++ program that embeds the interpreter (`caffe train` running a Python
 # layer) the extension is compiled into the program: use that copy, since loading the
@@ -28,10 +30,20 @@ from .net_spec import layers, params, NetSpec, to_proto
 def _end_the_job_on_an_uncaught_error(kind, value, trace, _report=_sys.excepthook):
     """A rank that stops on an error ends the whole MPI job instead of leaving the
     other ranks waiting for it (as `caffe train` does)."""
-    _report(kind, value, trace)
-    if _caffe._in_multi_rank_job():
+    if not _caffe._in_multi_rank_job():
+        _report(kind, value, trace)
+        return
+    _sys.stderr.flush()
+    if _report is _sys.__excepthook__:
+        # One write: Python's own hook writes a traceback in pieces, and mpirun merges
+        # every rank's stderr, so another rank's log lines could land inside its lines.
+        data = "".join(_traceback.format_exception(kind, value, trace)).encode(errors="replace")
+        while data:
+            data = data[_os.write(2, data):]
+    else:
+        _report(kind, value, trace)
         _sys.stderr.flush()
-        _caffe._abort_job()
+    _caffe._abort_job()
 
 
 _sys.excepthook = _end_the_job_on_an_uncaught_error
