@@ -134,10 +134,14 @@ def read_runs(manifest):
     return runs
 
 
+def row_key(row):
+    return (row["model"], row["label"], int(row["N"]))
+
+
 def group(runs):
     groups = collections.OrderedDict()
     for r in runs:
-        groups.setdefault((r["model"], r["label"], r["N"]), []).append(r)
+        groups.setdefault(row_key(r), []).append(r)
     return groups
 
 
@@ -225,10 +229,6 @@ def write_rows(rows, out_dir):
 def net_of(model):
     """The net a model name runs: lenet_fashion_b16 is lenet_fashion at batch 16."""
     return model.split("_b")[0]
-
-
-def row_key(row):
-    return (row["model"], row["label"], int(row["N"]))
 
 
 def merged_rows(new_rows, out_dir):

@@ -336,6 +336,15 @@ TEST(SolverTest, OneRankSparseExchangeResumesExactly) {
       ASSERT_EQ(a[p]->cpu_data()[i], b[p]->cpu_data()[i]) << "param " << p << " element " << i;
 }
 
+// Everything the residual exchange holds back, summed over the solver's parameters.
+double WaitingResidualSum(Solver& solver, ResidualExchange& exchange) {
+  double sum = 0;
+  for (size_t b = 0; b < solver.net()->learnable_params().size(); ++b) {
+    for (float v : exchange.residual(b)) sum += std::fabs(v);
+  }
+  return sum;
+}
+
 // flush_at_rate_drop through the solver: it tells the exchange the next step's rate,
 // so the step before each multistep drop (to half, at iterations 3 and 7) sends every
 // waiting residual and the steps before it do not.
@@ -348,13 +357,7 @@ TEST(SolverTest, FlushAtRateDropEmptiesTheResidualsBeforeEachDrop) {
       CreateGradientExchange(param.sync_param(), std::make_shared<LocalCommunicator>()));
   auto* exchange = dynamic_cast<ResidualExchange*>(solver->gradient_exchange().get());
   ASSERT_NE(exchange, nullptr);
-  auto waiting = [&]() {
-    double sum = 0;
-    for (size_t b = 0; b < solver->net()->learnable_params().size(); ++b) {
-      for (float v : exchange->residual(b)) sum += std::fabs(v);
-    }
-    return sum;
-  };
+  auto waiting = [&]() { return WaitingResidualSum(*solver, *exchange); };
   const vector<bool> expect_empty = {false, false, true, false, false, false, true, false};
   for (int t = 0; t < 8; ++t) {
     solver->Step(1);
@@ -380,10 +383,7 @@ TEST(SolverTest, FlushAtEndEmptiesTheResidualsAtTheLastIterationOnly) {
   ASSERT_NE(exchange, nullptr);
   for (int t = 0; t < 6; ++t) {
     solver->Step(1);
-    double waiting = 0;
-    for (size_t b = 0; b < solver->net()->learnable_params().size(); ++b) {
-      for (float v : exchange->residual(b)) waiting += std::fabs(v);
-    }
+    const double waiting = WaitingResidualSum(*solver, *exchange);
     if (t == 5) {
       EXPECT_EQ(waiting, 0.0) << "residuals left after the last iteration";
     } else {
