@@ -21,6 +21,12 @@
 #               0.5 and 0.1, and with beta 1 at density / 2 (beside the stretch
 #               part's IWP); on ResNet-20 only POWERSGD rank 2 and SCALECOM beta 1.
 #               Not in the default PARTS: 24 LeNet and 6 ResNet-20 runs more.
+#   int8        IWP with value_encoding INT8 (a byte a value and a float a block of
+#               64, against FP16's two bytes a value) at the shipped density x 1.6
+#               and x 0.8: about the wire ratios of the main and the stretch rows
+#               (68x and 134x), with more coordinates each; seeds $INT8_SEEDS
+#               (default "1 2 3"), factors $INT8_FACTORS (default "1.6 0.8"). Not in
+#               the default PARTS: 6 runs per net.
 #
 # PARTS="main stretch robustness ranks ablation" (the default) picks parts, MODELS
 # ("lenet_fashion resnet20_fashion", the default) the nets. Writes
@@ -39,6 +45,8 @@ read -r -a stretch_seeds <<< "${STRETCH_SEEDS:-1}"
 read -r -a robust_seeds <<< "${ROBUST_SEEDS:-1}"
 read -r -a ablation_seeds <<< "${ABLATION_SEEDS:-1}"
 read -r -a method_seeds <<< "${METHOD_SEEDS:-1 2 3}"
+read -r -a int8_seeds <<< "${INT8_SEEDS:-1 2 3}"
+read -r -a int8_factors <<< "${INT8_FACTORS:-1.6 0.8}"
 part() { [[ " ${parts[*]} " == *" $1 "* ]]; }
 has_model() { [[ " ${models[*]} " == *" $1 "* ]]; }
 
@@ -93,6 +101,7 @@ EOF
 lenet_density=$(sync_value lenet_fashion density)
 resnet_density=$(sync_value resnet20_fashion density)
 half() { awk -v d="$1" 'BEGIN { printf "%.8g\n", d / 2 }'; }
+times() { awk -v d="$1" -v f="$2" 'BEGIN { printf "%.8g\n", d * f }'; }
 
 if part main; then
   for model in "${models[@]}"; do
@@ -146,6 +155,18 @@ if part ablation && has_model resnet20_fashion; then
     iwp_run resnet20_fashion 64 4 "$seed" "IWP, momentum correction" IWP "momentum_correction: true"
     iwp_run resnet20_fashion 64 4 "$seed" "IWP, every rank leads" IWP "leader: EVERY_RANK"
     iwp_run resnet20_fashion 64 4 "$seed" "IWP, weight floor 1" IWP "weight_floor: 1"
+  done
+fi
+
+if part int8; then
+  for model in "${models[@]}"; do
+    density=$(sync_value "$model" density)
+    for seed in "${int8_seeds[@]}"; do
+      for factor in "${int8_factors[@]}"; do
+        iwp_run "$model" 64 4 "$seed" "IWP, INT8 values, density x $factor" IWP \
+          "value_encoding: INT8" "density: $(times "$density" "$factor")"
+      done
+    done
   done
 fi
 

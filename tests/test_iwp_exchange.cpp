@@ -288,12 +288,18 @@ TEST(IwpExchangeLocalTest, EpsilonMustBePositive) {
                            "residual_leak: 1", "residual_leak: -0.1", "method: DENSE residual_leak: 0.1",
                            "method: DENSE flush_at_rate_drop: true", "method: DENSE flush_at_end: true",
                            "consensus_prior: -0.1",
-                           "consensus_prior: 1.5", "method: TOPK_ALLGATHER consensus_prior: 0.5"}) {
+                           "consensus_prior: 1.5", "method: TOPK_ALLGATHER consensus_prior: 0.5",
+                           "method: DENSE value_encoding: INT8", "method: POWERSGD value_encoding: INT8",
+                           "method: TOPK_ALLGATHER value_encoding: INT8"}) {
     EXPECT_THROW(ValidateSyncParameter(Sync(bad), "s.prototxt"), Error) << bad;
   }
   EXPECT_NO_THROW(ValidateSyncParameter(Sync("epsilon: 1e-8"), "s.prototxt"));
   EXPECT_NO_THROW(ValidateSyncParameter(Sync("residual_leak: 0.01"), "s.prototxt"));
   EXPECT_NO_THROW(ValidateSyncParameter(Sync("consensus_prior: 1"), "s.prototxt"));
+  for (const string good : {"value_encoding: INT8", "method: RANDOMK value_encoding: INT8",
+                            "method: SCALECOM value_encoding: INT8"}) {
+    EXPECT_NO_THROW(ValidateSyncParameter(Sync(good), "s.prototxt")) << good;
+  }
 }
 
 // Residuals, velocities, ages, known importances and PER_LAYER's VMRs come back from

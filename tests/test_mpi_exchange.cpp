@@ -10,6 +10,7 @@
 
 #include "caffe/data/db.hpp"
 #include "caffe/solver.hpp"
+#include "caffe/sync/block_int8.hpp"
 #include "caffe/sync/dense_exchange.hpp"
 #include "caffe/sync/half_precision.hpp"
 #include "caffe/sync/iwp_exchange.hpp"
@@ -27,6 +28,20 @@ namespace {
 using mpi_test::g_comm;
 using mpi_test::SameOnAllRanks;
 using mpi_test::SumOverRanks;
+
+// The bytes `rank` sends in the 8-bit ring of `count` values, each chunk one piece:
+// the chunks it forwards in the reduce-scatter (rank - step) and in the all-gather
+// (rank + 1 - step), each a byte a value and a float a block of 64.
+int64_t Int8RingBytes(int64_t count, int n, int rank) {
+  auto chunk_bytes = [&](int chunk) {
+    chunk = ((chunk % n) + n) % n;
+    return BlockInt8Bytes(MpiCommunicator::RingChunkBegin(count, n, chunk + 1) -
+                          MpiCommunicator::RingChunkBegin(count, n, chunk));
+  };
+  int64_t bytes = 0;
+  for (int step = 0; step < n - 1; ++step) bytes += chunk_bytes(rank - step) + chunk_bytes(rank + 1 - step);
+  return bytes;
+}
 
 // Parameter blobs of assorted sizes: two large (sparse) ones and two small (dense).
 struct FakeParams {
@@ -178,7 +193,10 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(SyncParameter::IWP, string("value_encoding: FP16 max_relative_step: 0.5")),
                       std::make_tuple(SyncParameter::RANDOMK, string("value_encoding: FP16 warmup_iter: 3")),
                       std::make_tuple(SyncParameter::SCALECOM, string("value_encoding: FP16 momentum_correction: true")),
-                      std::make_tuple(SyncParameter::TOPK_ALLGATHER, string("value_encoding: FP16"))));
+                      std::make_tuple(SyncParameter::TOPK_ALLGATHER, string("value_encoding: FP16")),
+                      std::make_tuple(SyncParameter::IWP, string("value_encoding: INT8 stochastic_fraction: 0.1 max_relative_step: 0.5")),
+                      std::make_tuple(SyncParameter::RANDOMK, string("value_encoding: INT8 warmup_iter: 3")),
+                      std::make_tuple(SyncParameter::SCALECOM, string("value_encoding: INT8 momentum_correction: true"))));
 
 TEST(IwpExchangeTest, LeadersAgreeAndAreUniform) {
   auto exchange = CreateGradientExchange(MakeSync(SyncParameter::IWP), g_comm);
@@ -599,6 +617,13 @@ TEST(ExchangeBytesTest, CountersMatchTheFormulas) {
     randomk->Exchange(0, params.ptrs);
     EXPECT_TRUE(within(randomk->stats().total_bytes(), ring * 2 * randomk->stats().total_sent()))
         << randomk->stats().total_bytes();
+    // INT8 values: a byte a value and a float per block of each piece the ring sends.
+    auto randomk8 = CreateGradientExchange(MakeSync(SyncParameter::RANDOMK, "value_encoding: INT8"), g_comm);
+    params.SetGradients(me, 0);
+    randomk8->Exchange(0, params.ptrs);
+    const int64_t values = randomk8->stats().total_sent() + 1;  // and the non-finite count
+    EXPECT_EQ(randomk8->stats().total_bytes(), Int8RingBytes(values, n, me));
+    EXPECT_LT(randomk8->stats().total_bytes(), 0.6 * ring * 2 * values);
     // TOPK_ALLGATHER: 2-byte values (padded to 4) and 4-byte indices per rank.
     auto topk = CreateGradientExchange(MakeSync(SyncParameter::TOPK_ALLGATHER, "value_encoding: FP16"), g_comm);
     params.SetGradients(me, 0);
@@ -672,6 +697,49 @@ TEST(HalfPrecisionAllReduceTest, SumsInHalfAndAccountsForEveryRounding) {
       if (i != 3) ASSERT_NEAR(data[i], sum[i], n * (std::ldexp(1.0, -11) * bound[i] + std::ldexp(1.0, -25))) << i;
     }
     EXPECT_EQ(data[3], kLargestHalf);
+  }
+  g_comm->set_max_count_per_call(original);
+}
+
+// The 8-bit ring: the same bits on every rank, the roundings accounted for exactly
+// (result + sum of the ranks' rounding errors = sum of the inputs), each result within
+// the N roundings' half steps of the sum, and the bytes of its blocks. Pieces smaller
+// than a chunk (and than a block) included.
+TEST(Int8AllReduceTest, SumsInBlocksAndAccountsForEveryRounding) {
+  const int n = g_comm->size(), me = g_comm->rank();
+  const int64_t original = g_comm->max_count_per_call();
+  for (int64_t max_count : {original, int64_t{7}, int64_t{100}}) {
+    g_comm->set_max_count_per_call(max_count);
+    const int64_t count = 1001;
+    vector<float> data(count), errors(count, 0.f);
+    std::mt19937_64 rng(50 + me);
+    std::normal_distribution<float> dist(0, 1);
+    for (int64_t i = 0; i < count; ++i) data[i] = dist(rng) * (i % 10 == 0 ? 1e-3f : 1.f);
+    const vector<float> input = data;
+    const int64_t before = g_comm->stats().total_bytes_sent();
+    g_comm->AllReduceSumInt8(data.data(), count, errors.data());
+    const int64_t sent = g_comm->stats().total_bytes_sent() - before;
+    if (max_count == original) EXPECT_EQ(sent, Int8RingBytes(count, n, me));
+    EXPECT_LT(sent, MpiCommunicator::RingAllReduceBytesSent(count, n, me) / 2);
+    ASSERT_TRUE(SameOnAllRanks(data.data(), count));
+    vector<double> local(count), magnitude(count), error(count);
+    for (int64_t i = 0; i < count; ++i) {
+      local[i] = input[i];
+      magnitude[i] = std::fabs(input[i]);
+      error[i] = errors[i];
+    }
+    const vector<double> sum = SumOverRanks(local), error_sum = SumOverRanks(error);
+    double total_error = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      ASSERT_NEAR(data[i] + error_sum[i], sum[i], 1e-5 * std::max(1.0, magnitude[i] * n)) << i;
+      total_error += std::fabs(error_sum[i]);
+    }
+    // Partial sums of normal values stay below about 4 sqrt(N): N roundings of at most
+    // half a step of 1/127 of that each.
+    for (int64_t i = 0; i < count; ++i) {
+      ASSERT_NEAR(data[i], sum[i], n * 0.5 * 4 * std::sqrt(n) * 2 / 127.0) << i;
+    }
+    EXPECT_GT(total_error, 0) << "8-bit values round";
   }
   g_comm->set_max_count_per_call(original);
 }

@@ -59,6 +59,9 @@ class Communicator {
   // the inputs) up to float arithmetic. Half the bytes of AllReduceSum. Backends
   // without it (NCCL) throw caffe::Error.
   virtual void AllReduceSumHalf(float* data, int64_t count, float* rounding_error);
+  // The same with block-scaled 8-bit values on the wire (block_int8.hpp): the same
+  // accounting, about 17/32 of the half-precision bytes. Backends without it throw.
+  virtual void AllReduceSumInt8(float* data, int64_t count, float* rounding_error);
   // root's buffer is copied to every rank.
   virtual void Broadcast(void* data, int64_t bytes, int root) = 0;
   // Fixed size: every rank contributes `count` floats; `out` holds size() * count,

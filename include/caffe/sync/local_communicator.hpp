@@ -25,6 +25,7 @@ class LocalCommunicator : public Communicator {
   void AllReduceSum(float* data, int64_t count) override;
   // One rank: nothing travels, so nothing is rounded (as over MPI with one rank).
   void AllReduceSumHalf(float* data, int64_t count, float* rounding_error) override;
+  void AllReduceSumInt8(float* data, int64_t count, float* rounding_error) override;
   void Broadcast(void* data, int64_t bytes, int root) override;
   void AllGather(const float* in, int64_t count, float* out) override;
   void AllGatherBytes(const void* in, int64_t bytes, void* out) override;

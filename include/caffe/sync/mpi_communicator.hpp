@@ -58,6 +58,8 @@ class MpiCommunicator : public Communicator {
   void AllReduceSum(float* data, int64_t count) override;
   // Always our ring (MPI has no half-precision sum), whatever the algorithm setting.
   void AllReduceSumHalf(float* data, int64_t count, float* rounding_error) override;
+  // Likewise, in block-scaled 8-bit values (block_int8.hpp).
+  void AllReduceSumInt8(float* data, int64_t count, float* rounding_error) override;
   void Broadcast(void* data, int64_t bytes, int root) override;
   void AllGather(const float* in, int64_t count, float* out) override;
   void AllGatherBytes(const void* in, int64_t bytes, void* out) override;
@@ -89,7 +91,19 @@ class MpiCommunicator : public Communicator {
   static void RingPiece(int64_t count, int size, int64_t pieces, int chunk, int64_t j,
                         int64_t* begin, int* length);
   void RingAllReduce(float* data, int64_t count);
-  void RingAllReduceHalf(float* data, int64_t count, float* rounding_error);
+  // How values travel in an encoded ring: bytes(count) of wire for count values;
+  // encode writes them and what each decodes to; decode reads them back.
+  struct WireCodec {
+    int64_t (*bytes)(int64_t count);
+    void (*encode)(const float* in, int64_t count, uint8_t* out, float* arrives);
+    void (*decode)(const uint8_t* in, int64_t count, float* out);
+  };
+  static const WireCodec kHalfCodec, kBlockInt8Codec;
+  // The ring with every partial sum a rank forwards, and the finished sum of the chunk
+  // it owns, encoded by `codec`; what the encodings remove is added to
+  // rounding_error. Returns the bytes this rank sent.
+  int64_t RingAllReduceEncoded(float* data, int64_t count, float* rounding_error,
+                               const WireCodec& codec);
   void NativeAllReduce(float* data, int64_t count);
   // Fixed-size gather of `count` elements of `type` (elem_size bytes) per rank.
   void GatherBlocks(const void* in, int64_t count, MPI_Datatype type, size_t elem_size,
@@ -110,8 +124,9 @@ class MpiCommunicator : public Communicator {
   AllReduceAlgorithm algorithm_ = RING_P2P;
   int64_t max_count_per_call_ = INT_MAX;
   std::vector<float> scratch_;  // ring reduce-scatter receive buffer
-  // The half-precision ring's wire copy of the buffer and its receive buffer.
-  std::vector<uint16_t> half_wire_, half_scratch_;
+  // The encoded ring's send and receive buffers, and what the values it sends arrive as.
+  std::vector<uint8_t> wire_send_, wire_receive_;
+  std::vector<float> wire_arrives_;
 };
 
 }  // namespace caffe

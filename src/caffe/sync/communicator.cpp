@@ -31,6 +31,11 @@ void Communicator::AllReduceSumHalf(float*, int64_t, float*) {
                  << " communicator (it needs the MPI path: host buffers)";
 }
 
+void Communicator::AllReduceSumInt8(float*, int64_t, float*) {
+  ErrorBuilder() << "sync_param.value_encoding: INT8 is not available over the " << backend()
+                 << " communicator (it needs the MPI path: host buffers)";
+}
+
 namespace {
 
 // The integer value of an environment variable, or 0 when unset or not a number.

@@ -175,6 +175,15 @@ void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
       << where << "consensus_prior must lie in [0, 1], found " << p.consensus_prior();
   CAFFE_REQUIRE(p.consensus_prior() == 0 || p.method() == SyncParameter::IWP)
       << where << "consensus_prior applies to method IWP only (it blends the leader's score)";
+  // Block-scaled bytes round small values to zero against their block's largest: only
+  // the methods whose residuals keep what a rounding removes may use them.
+  const bool keeps_residuals = p.method() == SyncParameter::IWP ||
+                               p.method() == SyncParameter::FIXED_THRESHOLD ||
+                               p.method() == SyncParameter::RANDOMK ||
+                               p.method() == SyncParameter::SCALECOM;
+  CAFFE_REQUIRE(p.value_encoding() != SyncParameter::INT8 || keeps_residuals)
+      << where << "value_encoding: INT8 applies to methods IWP, FIXED_THRESHOLD, RANDOMK and "
+      << "SCALECOM; method " << SyncParameter::Method_Name(p.method()) << " takes FP32 or FP16";
   CAFFE_REQUIRE(SyncParameter::Method_IsValid(p.method()))
       << where << "method " << static_cast<int>(p.method()) << " is unknown";
 }

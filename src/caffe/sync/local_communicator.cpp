@@ -39,6 +39,11 @@ void LocalCommunicator::AllReduceSumHalf(float* data, int64_t count, float* roun
   Record("allreduce");
 }
 
+void LocalCommunicator::AllReduceSumInt8(float* data, int64_t count, float* rounding_error) {
+  CAFFE_REQUIRE(count >= 0) << "AllReduceSumInt8: negative count " << count;
+  Record("allreduce");
+}
+
 void LocalCommunicator::Broadcast(void* data, int64_t bytes, int root) {
   CAFFE_REQUIRE(bytes >= 0) << "Broadcast: negative byte count " << bytes;
   CAFFE_REQUIRE(root == 0) << "Broadcast: root " << root << " is not a rank of a 1-rank job";

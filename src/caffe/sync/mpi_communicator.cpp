@@ -17,6 +17,7 @@
 
 #include <unistd.h>
 
+#include "caffe/sync/block_int8.hpp"
 #include "caffe/sync/half_precision.hpp"
 
 #include "caffe/util/error.hpp"
@@ -219,27 +220,71 @@ void MpiCommunicator::RingAllReduce(float* data, int64_t count) {
             RingAllReduceBytesSent(count, n, rank_));
 }
 
-void MpiCommunicator::RingAllReduceHalf(float* data, int64_t count, float* rounding_error) {
+namespace {
+
+// Half precision: two bytes a value, each rounded alone.
+int64_t HalfBytes(int64_t count) { return 2 * count; }
+
+void EncodeHalf(const float* in, int64_t count, uint8_t* out, float* arrives) {
+  for (int64_t i = 0; i < count; ++i) {
+    const uint16_t half = FloatToHalf(in[i]);
+    std::memcpy(out + 2 * i, &half, 2);
+    arrives[i] = HalfToFloat(half);
+  }
+}
+
+void DecodeHalf(const uint8_t* in, int64_t count, float* out) {
+  for (int64_t i = 0; i < count; ++i) {
+    uint16_t half;
+    std::memcpy(&half, in + 2 * i, 2);
+    out[i] = HalfToFloat(half);
+  }
+}
+
+}  // namespace
+
+const MpiCommunicator::WireCodec MpiCommunicator::kHalfCodec = {HalfBytes, EncodeHalf, DecodeHalf};
+const MpiCommunicator::WireCodec MpiCommunicator::kBlockInt8Codec = {BlockInt8Bytes, EncodeBlockInt8,
+                                                                     DecodeBlockInt8};
+
+int64_t MpiCommunicator::RingAllReduceEncoded(float* data, int64_t count, float* rounding_error,
+                                              const WireCodec& codec) {
   const int n = size_;
   const int right = Mod(rank_ + 1, n);
   const int left = Mod(rank_ - 1, n);
-  // The float ring's chunks and pieces, so that its byte counter applies at 2 bytes.
+  // The float ring's chunks and pieces; each piece is encoded on its own.
   const int64_t pieces = RingPieces(count);
   auto piece = [&](int chunk, int64_t j, int64_t* begin, int* length) {
     RingPiece(count, n, pieces, chunk, j, begin, length);
   };
-  half_wire_.resize(count);
-  half_scratch_.resize(std::max<size_t>(half_scratch_.size(), RingPieceCapacity(count, pieces)));
-  // data[i] becomes what travels of it; the difference is this rank's rounding.
-  auto round = [&](int64_t begin, int length) {
-    for (int64_t i = begin; i < begin + length; ++i) {
-      half_wire_[i] = FloatToHalf(data[i]);
-      const float arrives = HalfToFloat(half_wire_[i]);
-      rounding_error[i] += data[i] - arrives;
-      data[i] = arrives;
+  const int64_t capacity = RingPieceCapacity(count, pieces);
+  const int64_t capacity_bytes = codec.bytes(capacity);
+  CAFFE_REQUIRE(capacity_bytes <= INT_MAX)
+      << "all-reduce: a piece of " << capacity << " encoded values exceeds one MPI message";
+  int64_t bytes_sent = 0;
+  // data[begin..) becomes what travels of it, encoded into `out`; the difference is
+  // this rank's rounding.
+  auto encode = [&](int64_t begin, int length, uint8_t* out) {
+    codec.encode(data + begin, length, out, wire_arrives_.data());
+    for (int i = 0; i < length; ++i) {
+      rounding_error[begin + i] += data[begin + i] - wire_arrives_[i];
+      data[begin + i] = wire_arrives_[i];
     }
   };
+  auto exchange = [&](const uint8_t* send, int send_length, uint8_t* receive, int recv_length,
+                      const char* what) {
+    const int64_t send_bytes = codec.bytes(send_length);
+    ThrowIfMpiError(MPI_Sendrecv(send, static_cast<int>(send_bytes), MPI_BYTE, right, kRingTag,
+                                 receive, static_cast<int>(codec.bytes(recv_length)), MPI_BYTE,
+                                 left, kRingTag, comm_, MPI_STATUS_IGNORE),
+                    what);
+    bytes_sent += send_bytes;
+  };
+  wire_send_.resize(std::max<size_t>(wire_send_.size(), capacity_bytes));
+  wire_receive_.resize(std::max<size_t>(wire_receive_.size(), capacity_bytes));
+  wire_arrives_.resize(std::max<size_t>(wire_arrives_.size(), capacity));
   // Reduce-scatter as in RingAllReduce, each partial sum rounded as it leaves.
+  std::vector<float> received(capacity);
   for (int step = 0; step < n - 1; ++step) {
     const int send_chunk = Mod(rank_ - step, n);
     const int recv_chunk = Mod(rank_ - step - 1, n);
@@ -248,21 +293,23 @@ void MpiCommunicator::RingAllReduceHalf(float* data, int64_t count, float* round
       int send_length, recv_length;
       piece(send_chunk, j, &send_begin, &send_length);
       piece(recv_chunk, j, &recv_begin, &recv_length);
-      round(send_begin, send_length);
-      ThrowIfMpiError(MPI_Sendrecv(half_wire_.data() + send_begin, send_length, MPI_UINT16_T, right,
-                                   kRingTag, half_scratch_.data(), recv_length, MPI_UINT16_T, left,
-                                   kRingTag, comm_, MPI_STATUS_IGNORE),
-                      "all-reduce fp16 (ring reduce-scatter)");
-      for (int i = 0; i < recv_length; ++i) data[recv_begin + i] += HalfToFloat(half_scratch_[i]);
+      encode(send_begin, send_length, wire_send_.data());
+      exchange(wire_send_.data(), send_length, wire_receive_.data(), recv_length,
+               "all-reduce, encoded values (ring reduce-scatter)");
+      codec.decode(wire_receive_.data(), recv_length, received.data());
+      for (int i = 0; i < recv_length; ++i) data[recv_begin + i] += received[i];
     }
   }
-  // The finished sum of the owned chunk is rounded once more, then travels around.
+  // The finished sum of the owned chunk is rounded once more; then every chunk travels
+  // once around the ring as it was encoded, each rank forwarding what it received.
   const int owned = Mod(rank_ + 1, n);
+  std::vector<std::vector<uint8_t>> forward(pieces), incoming(pieces);
   for (int64_t j = 0; j < pieces; ++j) {
     int64_t begin;
     int length;
     piece(owned, j, &begin, &length);
-    round(begin, length);
+    forward[j].resize(codec.bytes(length));
+    encode(begin, length, forward[j].data());
   }
   for (int step = 0; step < n - 1; ++step) {
     const int send_chunk = Mod(rank_ + 1 - step, n);
@@ -272,21 +319,33 @@ void MpiCommunicator::RingAllReduceHalf(float* data, int64_t count, float* round
       int send_length, recv_length;
       piece(send_chunk, j, &send_begin, &send_length);
       piece(recv_chunk, j, &recv_begin, &recv_length);
-      ThrowIfMpiError(MPI_Sendrecv(half_wire_.data() + send_begin, send_length, MPI_UINT16_T, right,
-                                   kRingTag, half_wire_.data() + recv_begin, recv_length,
-                                   MPI_UINT16_T, left, kRingTag, comm_, MPI_STATUS_IGNORE),
-                      "all-reduce fp16 (ring all-gather)");
-      for (int i = 0; i < recv_length; ++i) data[recv_begin + i] = HalfToFloat(half_wire_[recv_begin + i]);
+      incoming[j].resize(codec.bytes(recv_length));
+      exchange(forward[j].data(), send_length, incoming[j].data(), recv_length,
+               "all-reduce, encoded values (ring all-gather)");
+      codec.decode(incoming[j].data(), recv_length, data + recv_begin);
     }
+    std::swap(forward, incoming);
   }
+  return bytes_sent;
 }
 
 void MpiCommunicator::AllReduceSumHalf(float* data, int64_t count, float* rounding_error) {
   CAFFE_REQUIRE(count >= 0) << "AllReduceSumHalf: negative count " << count;
   const auto start = Clock::now();
-  if (size_ > 1 && count > 0) RingAllReduceHalf(data, count, rounding_error);
   // One rank: nothing travels, nothing is rounded.
-  Record("allreduce", RingAllReduceBytesSent(count, size_, rank_) / 2, SecondsSince(start));
+  int64_t bytes = 0;
+  if (size_ > 1 && count > 0) bytes = RingAllReduceEncoded(data, count, rounding_error, kHalfCodec);
+  Record("allreduce", bytes, SecondsSince(start));
+}
+
+void MpiCommunicator::AllReduceSumInt8(float* data, int64_t count, float* rounding_error) {
+  CAFFE_REQUIRE(count >= 0) << "AllReduceSumInt8: negative count " << count;
+  const auto start = Clock::now();
+  int64_t bytes = 0;
+  if (size_ > 1 && count > 0) {
+    bytes = RingAllReduceEncoded(data, count, rounding_error, kBlockInt8Codec);
+  }
+  Record("allreduce", bytes, SecondsSince(start));
 }
 
 void MpiCommunicator::NativeAllReduce(float* data, int64_t count) {

@@ -44,9 +44,9 @@ void ResidualExchange::EnsureState(const vector<Blob*>& params) {
   if (!kernels_) {
     // The solver sets GPU mode before the first step; from then on the state stays
     // on one side.
-    // Half-precision values go over the MPI path only, from host memory.
-    const bool fp16 = param_.value_encoding() == SyncParameter::FP16;
-    if (gpu_mode_ && SupportsDeviceResiduals() && !fp16) kernels_ = CreateDeviceResidualKernels();
+    // Encoded values (FP16, INT8) go over the MPI path only, from host memory.
+    const bool encoded = param_.value_encoding() != SyncParameter::FP32;
+    if (gpu_mode_ && SupportsDeviceResiduals() && !encoded) kernels_ = CreateDeviceResidualKernels();
     if (!kernels_) kernels_ = std::make_unique<HostResidualKernels>();
     fresh = true;
   }
@@ -442,18 +442,29 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
   stats_.AddTime(ExchangeStats::GATHER, PhaseSecondsSince(start));
 
   start = std::chrono::steady_clock::now();
-  // FP16: what the wire's roundings take off this rank's values goes back into its
-  // residuals below (the kernels are the host ones then).
-  const bool half = param_.value_encoding() == SyncParameter::FP16 && comm_->size() > 1;
-  if (half) {
+  // FP16 and INT8: what the wire's roundings take off this rank's values goes back
+  // into its residuals below (the kernels are the host ones then).
+  const bool encoded = param_.value_encoding() != SyncParameter::FP32 && comm_->size() > 1;
+  // In an INT8 block the non-finite count shares its scale with the values before it:
+  // scaled up, it sets that scale and arrives whole (its neighbours then round to zero
+  // and wait, on a step that ends the job anyway).
+  const bool int8 = encoded && param_.value_encoding() == SyncParameter::INT8;
+  const float flag_scale = int8 ? 16777216.f : 1.f;
+  if (encoded) {
     rounding_.assign(total + 1, 0.f);
-    comm_->AllReduceSumHalf(values, total + 1, rounding_.data());
+    values[total] *= flag_scale;
+    if (int8) {
+      comm_->AllReduceSumInt8(values, total + 1, rounding_.data());
+    } else {
+      comm_->AllReduceSumHalf(values, total + 1, rounding_.data());
+    }
   } else {
     AllReduceSum(values, total + 1);
   }
   stats_.AddTime(ExchangeStats::ALLREDUCE, PhaseSecondsSince(start));
   float ranks_not_finite = 0;
   kernels.CopyToHost(values + total, sizeof(float), &ranks_not_finite);
+  ranks_not_finite = std::round(ranks_not_finite / flag_scale);
   CheckResidualsFinite(ranks_not_finite);
 
   start = std::chrono::steady_clock::now();
@@ -473,10 +484,10 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
   const float inv = 1.f / comm_->size();
   const bool divide = param_.score() != SyncParameter::MAGNITUDE;
   // The rate limit hands a cut value back in proportion to what each rank sent. With
-  // FP16 that is what travelled of it (its value less its roundings, which go back
+  // FP16 or INT8 that is what travelled of it (its value less its roundings, which go back
   // whole): then the ranks' shares add up to the cut exactly.
   const float* sent_values = limit ? kernels.LocalValues() : nullptr;
-  if (limit && half) {
+  if (limit && encoded) {
     travelled_.resize(total);
     for (int64_t i = 0; i < total; ++i) travelled_[i] = sent_values[i] - rounding_[i];
     sent_values = travelled_.data();
@@ -495,7 +506,7 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
     }
     kernels.ClearSelected(b, selection, current_iter_);
     if (limit && !selection.all) LimitStep(b, selection, p, sent_values + pos);
-    if (half) kernels.AddSelected(b, selection, rounding_.data() + pos);
+    if (encoded) kernels.AddSelected(b, selection, rounding_.data() + pos);
     if (kernels.tracks_known_importance() && !known_per_step_) {
       kernels.RecordKnownImportance(b, selection, *p, param_.epsilon(), divide, false, 0);
     }
