@@ -252,15 +252,15 @@ int64_t MpiCommunicator::RingAllReduceEncoded(float* data, int64_t count, float*
   const int n = size_;
   const int right = Mod(rank_ + 1, n);
   const int left = Mod(rank_ - 1, n);
-  // The float ring's chunks and pieces; each piece is encoded on its own.
-  const int64_t pieces = RingPieces(count);
+  // The float ring's chunks and pieces, each piece encoded on its own; more pieces
+  // where an encoded piece would pass MPI's int count of bytes.
+  int64_t pieces = RingPieces(count);
+  while (codec.bytes(RingPieceCapacity(count, pieces)) > INT_MAX) ++pieces;
   auto piece = [&](int chunk, int64_t j, int64_t* begin, int* length) {
     RingPiece(count, n, pieces, chunk, j, begin, length);
   };
   const int64_t capacity = RingPieceCapacity(count, pieces);
   const int64_t capacity_bytes = codec.bytes(capacity);
-  CAFFE_REQUIRE(capacity_bytes <= INT_MAX)
-      << "all-reduce: a piece of " << capacity << " encoded values exceeds one MPI message";
   int64_t bytes_sent = 0;
   // data[begin..) becomes what travels of it, encoded into `out`; the difference is
   // this rank's rounding.
