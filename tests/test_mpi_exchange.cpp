@@ -483,7 +483,10 @@ TEST(ExchangeNonFiniteTest, OneRanksNaNIsAnErrorOnEveryRank) {
       {SyncParameter::RANDOMK, ""},
       {SyncParameter::TOPK_ALLGATHER, ""},
       {SyncParameter::SCALECOM, ""},
-      {SyncParameter::POWERSGD, ""}};
+      {SyncParameter::POWERSGD, ""},
+      {SyncParameter::IWP, "value_encoding: FP16"},
+      {SyncParameter::IWP, "value_encoding: INT8"},
+      {SyncParameter::RANDOMK, "value_encoding: INT8"}};
   for (const auto& [method, extra] : methods) {
     // Once with the bad rank leading the step and once with another rank leading.
     for (int want_bad_leader : {1, 0}) {
@@ -496,6 +499,10 @@ TEST(ExchangeNonFiniteTest, OneRanksNaNIsAnErrorOnEveryRank) {
       params.SetGradients(g_comm->rank(), t);
       // A coordinate with a small gradient elsewhere: the leader would not pick it.
       if (g_comm->rank() == bad_rank) params.ptrs[1]->mutable_cpu_diff()[5] = std::nanf("");
+      // Large values (the last blob travels whole) share an 8-bit block with the count
+      // of non-finite ranks, which must still arrive.
+      float* last = params.ptrs[3]->mutable_cpu_diff();
+      for (int64_t i = params.ptrs[3]->count() - 10; i < params.ptrs[3]->count(); ++i) last[i] = 1000.f;
       string message;
       try {
         exchange->Exchange(t, params.ptrs);
