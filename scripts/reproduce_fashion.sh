@@ -102,6 +102,12 @@ elif [[ $mode == iwp_full ]]; then
   out=${out:-$repo/results/iwp_full}
   read -r -a models <<< "${MODELS:-lenet_fashion resnet20_fashion}"
   read -r -a seeds <<< "${SEEDS:-1 2 3}"
+  for p in ${PARTS-}; do
+    case $p in
+      main|stretch|robustness|ranks|ablation|methods|int8) ;;
+      *) fail "PARTS: unknown part '$p' (expected some of: main stretch robustness ranks ablation methods int8)" ;;
+    esac
+  done
 else
   out=${out:-$repo/results/fashion}
   read -r -a models <<< "${MODELS:-lenet_fashion resnet20_fashion}"

@@ -14,6 +14,14 @@ trap 'rm -rf "$out"' EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# A misspelt part of the full protocol is an error before anything runs.
+if PARTS="main int 8" CAFFE_BUILD=$build "$repo/scripts/reproduce_fashion.sh" --iwp-full \
+     --out "$out/bad_parts" > "$out/bad_parts.log" 2>&1; then
+  fail "reproduce_fashion.sh --iwp-full accepted PARTS=\"main int 8\""
+fi
+grep -q "PARTS: unknown part 'int'" "$out/bad_parts.log" || { cat "$out/bad_parts.log" >&2; fail "no clear error for a bad part"; }
+[[ ! -e $out/bad_parts/runs ]] || fail "a bad PARTS started runs"
+
 CAFFE_BUILD=$build "$repo/scripts/reproduce_fashion.sh" --quick --out "$out" > "$out/quick.log" 2>&1 \
   || { tail -40 "$out/quick.log" >&2; fail "reproduce_fashion.sh --quick exited non-zero"; }
 [[ -s $out/TABLE.md && -s $out/README.md ]] || fail "TABLE.md or README.md missing"
