@@ -208,7 +208,7 @@ plot_tag=""
 part main || plot_tag=$(IFS=-; echo "${parts[*]}")
 
 overrides=""
-for var in PARTS MODELS SEEDS STRETCH_SEEDS ROBUST_SEEDS ABLATION_SEEDS METHOD_SEEDS; do
+for var in PARTS MODELS SEEDS STRETCH_SEEDS ROBUST_SEEDS ABLATION_SEEDS METHOD_SEEDS INT8_SEEDS INT8_FACTORS; do
   [[ -n ${!var+set} ]] && overrides+="$var=\"${!var}\" "
 done
 python3 "$repo/scripts/repro_report.py" --manifest "$manifest" --out "$out" \
