@@ -283,8 +283,8 @@ int64_t MpiCommunicator::RingAllReduceEncoded(float* data, int64_t count, float*
   wire_send_.resize(std::max<size_t>(wire_send_.size(), capacity_bytes));
   wire_receive_.resize(std::max<size_t>(wire_receive_.size(), capacity_bytes));
   wire_arrives_.resize(std::max<size_t>(wire_arrives_.size(), capacity));
-  // Reduce-scatter as in RingAllReduce, each partial sum rounded as it leaves.
-  std::vector<float> received(capacity);
+  // Reduce-scatter as in RingAllReduce, each partial sum rounded as it leaves. What
+  // arrives is decoded into wire_arrives_, free again once encode has used it.
   for (int step = 0; step < n - 1; ++step) {
     const int send_chunk = Mod(rank_ - step, n);
     const int recv_chunk = Mod(rank_ - step - 1, n);
@@ -296,8 +296,8 @@ int64_t MpiCommunicator::RingAllReduceEncoded(float* data, int64_t count, float*
       encode(send_begin, send_length, wire_send_.data());
       exchange(wire_send_.data(), send_length, wire_receive_.data(), recv_length,
                "all-reduce, encoded values (ring reduce-scatter)");
-      codec.decode(wire_receive_.data(), recv_length, received.data());
-      for (int i = 0; i < recv_length; ++i) data[recv_begin + i] += received[i];
+      codec.decode(wire_receive_.data(), recv_length, wire_arrives_.data());
+      for (int i = 0; i < recv_length; ++i) data[recv_begin + i] += wire_arrives_[i];
     }
   }
   // The finished sum of the owned chunk is rounded once more; then every chunk travels
