@@ -180,12 +180,16 @@ TEST(BatchNormLayerTest, InPlaceBackwardMatchesOutOfPlace) {
 
 // Feature maps of 13 x 13 (whole rows of lanes, a single vector and a scalar tail in
 // the plane sums), offset by 1000 so that E[x^2] - E[x]^2 in float would lose the
-// variance: forward and backward against the formulas in double precision.
+// variance, and by 3 more per sample so that the planes' means differ by more than
+// their spread (the statistics combine per-plane sums and deviations): forward and
+// backward against the formulas in double precision.
 TEST(BatchNormLayerTest, FeatureMapsMatchADoublePrecisionReference) {
   const int num = 3, channels = 4, spatial = 13 * 13;
   Blob bottom({num, channels, 13, 13}), top;
   FillUniform(&bottom, -1, 1, 5);
-  for (int64_t i = 0; i < bottom.count(); ++i) bottom.mutable_cpu_data()[i] += 1000.f;
+  for (int64_t i = 0; i < bottom.count(); ++i) {
+    bottom.mutable_cpu_data()[i] += 1000.f + 3.f * static_cast<float>(i / (channels * spatial));
+  }
   BatchNormLayer layer(ParseLayer("name: 'bn' type: 'BatchNorm' phase: TRAIN batch_norm_param { eps: 0.00001 }"));
   vector<Blob*> bottoms{&bottom}, tops{&top};
   layer.SetUp(bottoms, tops);

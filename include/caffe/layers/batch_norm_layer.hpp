@@ -62,6 +62,7 @@ class BatchNormLayer : public Layer {
   Blob inv_std_;   // 1 / sqrt(variance + eps) (C)
   Blob x_norm_;    // normalized input, kept because in-place layers may overwrite top
   bool x_norm_kept_ = false;  // whether the last CPU Forward wrote x_norm_ (= top[0])
+  std::vector<double> plane_stats_;  // ComputeBatchStatistics' per-plane sums (N x C x 2)
   // A folded consumer (AcceptChannelScaleFold) and what its last Backward handed over:
   // the factor per channel and the sums of dy and dy * x_hat, empty once used.
   const Blob* fold_scale_blob_ = nullptr;  // the folded consumer's factors (C)

@@ -1,5 +1,6 @@
 #include "caffe/layers/batch_norm_layer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -75,22 +76,46 @@ void BatchNormLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& t
   inv_std_.Reshape({channels_});
 }
 
+// One read of x: each plane (short enough to stay in L1 for its second pass) gives its
+// sum S and its squared deviations Q about its own rounded mean c. Per channel, in a
+// fixed plane order (so the result does not depend on the thread count),
+//   mean = sum S / m,  m * var = sum [Q + 2 (c - mean)(S - n c) + n (c - mean)^2],
+// which is exact algebra for any c; with c near the plane's mean the terms stay small,
+// so a large mean does not cancel as in E[x^2] - E[x]^2.
 void BatchNormLayer::ComputeBatchStatistics(const float* x) {
   float* mean = mean_.mutable_cpu_data();
   float* variance = variance_.mutable_cpu_data();
-  const double m = static_cast<double>(num_ * spatial_);
   const int64_t channels = channels_, spatial = spatial_;
-  // Two passes (mean, then squared deviations) avoid E[x^2] - E[x]^2 cancellation.
-  const vector<double> sums = ChannelSums<1>(
-      num_, channels_, spatial_, [=](int64_t n, int64_t c, double* acc) {
-        acc[0] += PlaneSum(x + (n * channels + c) * spatial, spatial);
-      });
-  for (int64_t c = 0; c < channels_; ++c) mean[c] = static_cast<float>(sums[c] / m);
-  const vector<double> squares = ChannelSums<1>(
-      num_, channels_, spatial_, [=](int64_t n, int64_t c, double* acc) {
-        acc[0] += PlaneSquaredDeviations(x + (n * channels + c) * spatial, spatial, mean[c]);
-      });
-  for (int64_t c = 0; c < channels_; ++c) variance[c] = static_cast<float>(squares[c] / m);
+  const double m = static_cast<double>(num_ * spatial_), n = static_cast<double>(spatial_);
+  plane_stats_.resize(2 * num_ * channels_);
+  double* stats = plane_stats_.data();
+  ParallelFor(
+      num_ * channels_,
+      [=](int64_t plane_begin, int64_t plane_end) {
+        for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
+          const float* in = x + plane * spatial;
+          const double sum = PlaneSum(in, spatial);
+          const float center = static_cast<float>(sum / n);
+          stats[2 * plane] = sum;
+          stats[2 * plane + 1] = PlaneSquaredDeviations(in, spatial, center);
+        }
+      },
+      MinItemsFor(spatial_));
+  for (int64_t c = 0; c < channels_; ++c) {
+    double total = 0.0;
+    for (int64_t i = 0; i < num_; ++i) total += stats[2 * (i * channels + c)];
+    const double mu = total / m;
+    double squares = 0.0;
+    for (int64_t i = 0; i < num_; ++i) {
+      const double sum = stats[2 * (i * channels + c)];
+      const double center = static_cast<float>(sum / n);
+      const double shift = center - mu;
+      squares += stats[2 * (i * channels + c) + 1] + 2.0 * shift * (sum - n * center) +
+                 n * shift * shift;
+    }
+    mean[c] = static_cast<float>(mu);
+    variance[c] = static_cast<float>(std::max(0.0, squares) / m);
+  }
 }
 
 void BatchNormLayer::UpdateRunningStatistics() {

@@ -33,11 +33,13 @@ double Accumulate(int64_t n, const Step& step, const StepOne& step_one) {
   for (; i + 8 <= n; i += 8) step(acc[0], i);
   float tail = 0.f;
   for (; i < n; ++i) tail += step_one(i);
-  double total = tail;
-  for (int v = 0; v < kVectors; ++v) {
-    for (int k = 0; k < 8; ++k) total += acc[v][k];
-  }
-  return total;
+  // The vectors, then the lanes, added as a tree: one running double over all 32 lanes
+  // is a chain of 32 dependent additions, which cost more than a 7x7 plane's loads.
+  Vec8 lanes = acc[0];
+  for (int v = 1; v < kVectors; ++v) lanes += acc[v];
+  const double pairs[4] = {static_cast<double>(lanes[0]) + lanes[1], static_cast<double>(lanes[2]) + lanes[3],
+                           static_cast<double>(lanes[4]) + lanes[5], static_cast<double>(lanes[6]) + lanes[7]};
+  return ((pairs[0] + pairs[1]) + (pairs[2] + pairs[3])) + tail;
 }
 
 }  // namespace
