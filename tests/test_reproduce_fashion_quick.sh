@@ -22,6 +22,18 @@ fi
 grep -q "PARTS: unknown part 'int'" "$out/bad_parts.log" || { cat "$out/bad_parts.log" >&2; fail "no clear error for a bad part"; }
 [[ ! -e $out/bad_parts/runs ]] || fail "a bad PARTS started runs"
 
+# FINISHED_ONLY=1 trains nothing: with no finished run it names each run it leaves
+# out, then stops with an error, and no run has started.
+if FINISHED_ONLY=1 PARTS=ablation MODELS=resnet20_fashion CAFFE_BUILD=$build \
+     "$repo/scripts/reproduce_fashion.sh" --iwp-full --out "$out/finished_only" \
+     > "$out/finished_only.log" 2>&1; then
+  fail "FINISHED_ONLY=1 with no finished runs exited zero"
+fi
+[[ $(grep -c "not finished, left out (FINISHED_ONLY=1)" "$out/finished_only.log") == 11 ]] \
+  || { cat "$out/finished_only.log" >&2; fail "FINISHED_ONLY=1 did not leave out the 11 ablation runs"; }
+grep -q "lists no runs" "$out/finished_only.log" || fail "no clear error for an empty table"
+! ls "$out/finished_only/runs/"*.log > /dev/null 2>&1 || fail "FINISHED_ONLY=1 started a run"
+
 CAFFE_BUILD=$build "$repo/scripts/reproduce_fashion.sh" --quick --out "$out" > "$out/quick.log" 2>&1 \
   || { tail -40 "$out/quick.log" >&2; fail "reproduce_fashion.sh --quick exited non-zero"; }
 [[ -s $out/TABLE.md && -s $out/README.md ]] || fail "TABLE.md or README.md missing"
