@@ -37,6 +37,35 @@ TEST(EltwiseLayerTest, SumWithCoefficients) {
   }
 }
 
+// Blobs of several L1 pieces and more than one thread's share, with a bottom that
+// needs no gradient: every element of the sum and of each wanted diff, and the
+// unwanted diff left as it was.
+TEST(EltwiseLayerTest, SumOverManyPiecesAndSkippedBottom) {
+  const int64_t count = 3 * 4096 + 4099;
+  Blob a({count}), b({count}), c({count}), top;
+  FillUniform(&a, -1, 1, 11);
+  FillUniform(&b, -1, 1, 12);
+  FillUniform(&c, -1, 1, 13);
+  EltwiseLayer layer(ParseLayer(
+      "name: 'e' type: 'Eltwise' eltwise_param { operation: SUM coeff: 0.5 coeff: -1 coeff: 3 }"));
+  vector<Blob*> bottoms{&a, &b, &c}, tops{&top};
+  layer.SetUp(bottoms, tops);
+  layer.Forward(bottoms, tops);
+  for (int64_t i = 0; i < count; ++i) {
+    ASSERT_FLOAT_EQ(top.cpu_data()[i],
+                    0.5f * a.cpu_data()[i] - b.cpu_data()[i] + 3 * c.cpu_data()[i]) << i;
+  }
+  FillUniform(&top, -1, 1, 14);
+  std::copy(top.cpu_data(), top.cpu_data() + count, top.mutable_cpu_diff());
+  std::fill(b.mutable_cpu_diff(), b.mutable_cpu_diff() + count, 7.f);
+  layer.Backward(tops, {true, false, true}, bottoms);
+  for (int64_t i = 0; i < count; ++i) {
+    ASSERT_EQ(a.cpu_diff()[i], 0.5f * top.cpu_diff()[i]) << i;
+    ASSERT_EQ(b.cpu_diff()[i], 7.f) << i;
+    ASSERT_EQ(c.cpu_diff()[i], 3 * top.cpu_diff()[i]) << i;
+  }
+}
+
 TEST(EltwiseLayerTest, ProdAndMax) {
   ThreeBottoms in;
   Blob top;

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "caffe/layer_factory.hpp"
 #include "caffe/layers/split_layer.hpp"
 #include "gradient_checker.hpp"
@@ -41,6 +43,30 @@ TEST(SplitLayerTest, BackwardSumsTopDiffs) {
   EXPECT_FLOAT_EQ(bottom.cpu_diff()[0], 111);
   EXPECT_FLOAT_EQ(bottom.cpu_diff()[1], 122);
   EXPECT_FLOAT_EQ(bottom.cpu_diff()[2], 133);
+}
+
+// Over several L1 pieces, and with the bottom's diff shared with the first top's (as
+// a memory plan may arrange): the tops' diffs added in top order, element by element.
+TEST(SplitLayerTest, BackwardOverManyPiecesAndSharedFirstDiff) {
+  const int64_t count = 5 * 4096 + 13;
+  for (const bool shared : {false, true}) {
+    Blob bottom({count}), a, b, c;
+    SplitLayer layer(ParseLayer("name: 's' type: 'Split'"));
+    layer.SetUp({&bottom}, {&a, &b, &c});
+    if (shared) bottom.ShareDiff(a);
+    Blob da({count}), db({count}), dc({count});
+    FillUniform(&da, -1, 1, 21);
+    FillUniform(&db, -1, 1, 22);
+    FillUniform(&dc, -1, 1, 23);
+    std::copy(da.cpu_data(), da.cpu_data() + count, a.mutable_cpu_diff());
+    std::copy(db.cpu_data(), db.cpu_data() + count, b.mutable_cpu_diff());
+    std::copy(dc.cpu_data(), dc.cpu_data() + count, c.mutable_cpu_diff());
+    layer.Backward({&a, &b, &c}, {true}, {&bottom});
+    for (int64_t i = 0; i < count; ++i) {
+      const float expected = (da.cpu_data()[i] + db.cpu_data()[i]) + dc.cpu_data()[i];
+      ASSERT_EQ(bottom.cpu_diff()[i], expected) << (shared ? "shared, " : "") << i;
+    }
+  }
 }
 
 TEST(SplitLayerTest, Gradient) {

@@ -21,6 +21,11 @@ namespace caffe {
 // Elements below which a loop runs serially.
 constexpr int64_t kParallelMinElements = 32768;
 
+// Elements per cache-sized piece, for a body that makes several passes over its range
+// (y = a + b + ..., or one input read into several outputs): 16 KB per float array,
+// so a piece written by one pass is still in L1 when the next pass reads it.
+constexpr int64_t kL1PieceElements = 4096;
+
 // ParallelFor's min_elements for a loop over items (planes, channels) of
 // elements_per_item elements each: items enough that a thread gets about
 // kParallelMinElements / 2 elements, since ParallelFor counts items, not elements.

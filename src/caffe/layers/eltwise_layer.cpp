@@ -1,5 +1,7 @@
 #include "caffe/layers/eltwise_layer.hpp"
 
+#include <algorithm>
+
 #include "caffe/layer_factory.hpp"
 #include "caffe/util/math_functions.hpp"
 #include "caffe/util/parallel_for.hpp"
@@ -49,13 +51,16 @@ void EltwiseLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>&
       const float* coeffs = coeffs_.data();
       const float* const* x = inputs.data();
       const size_t num_inputs = inputs.size();
-      // One pass per chunk over all inputs, so the chunk of y stays in cache.
+      // All inputs piece by piece, so that y's chunk stays in L1 between them.
       ParallelFor(count, [=](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) y[i] = coeffs[0] * x[0][i];
-        for (size_t b = 1; b < num_inputs; ++b) {
-          const float c = coeffs[b];
-          const float* xb = x[b];
-          for (int64_t i = begin; i < end; ++i) y[i] += c * xb[i];
+        for (int64_t start = begin; start < end; start += kL1PieceElements) {
+          const int64_t stop = std::min(end, start + kL1PieceElements);
+          for (int64_t i = start; i < stop; ++i) y[i] = coeffs[0] * x[0][i];
+          for (size_t b = 1; b < num_inputs; ++b) {
+            const float c = coeffs[b];
+            const float* xb = x[b];
+            for (int64_t i = start; i < stop; ++i) y[i] += c * xb[i];
+          }
         }
       });
       break;
@@ -90,17 +95,34 @@ void EltwiseLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& pr
                                 const vector<Blob*>& bottom) {
   const int64_t count = top[0]->count();
   const float* dy = top[0]->cpu_diff();
+  if (op_ == EltwiseParameter::SUM) {
+    // Every bottom's diff from one read of dy, piece by piece.
+    vector<float*> outputs;
+    vector<float> factors;
+    for (size_t b = 0; b < bottom.size(); ++b) {
+      if (!propagate_down[b]) continue;
+      outputs.push_back(bottom[b]->mutable_cpu_diff());
+      factors.push_back(coeffs_[b]);
+    }
+    float* const* dx = outputs.data();
+    const float* c = factors.data();
+    const size_t num_outputs = outputs.size();
+    ParallelFor(count, [=](int64_t begin, int64_t end) {
+      for (int64_t start = begin; start < end; start += kL1PieceElements) {
+        const int64_t stop = std::min(end, start + kL1PieceElements);
+        for (size_t o = 0; o < num_outputs; ++o) {
+          float* out = dx[o];
+          const float f = c[o];
+          for (int64_t i = start; i < stop; ++i) out[i] = f * dy[i];
+        }
+      }
+    });
+    return;
+  }
   for (size_t b = 0; b < bottom.size(); ++b) {
     if (!propagate_down[b]) continue;
     float* dx = bottom[b]->mutable_cpu_diff();
     switch (op_) {
-      case EltwiseParameter::SUM: {
-        const float c = coeffs_[b];
-        ParallelFor(count, [=](int64_t begin, int64_t end) {
-          for (int64_t i = begin; i < end; ++i) dx[i] = c * dy[i];
-        });
-        break;
-      }
       case EltwiseParameter::PROD:
         if (stable_prod_grad_) {
           math::copy(count, dy, dx);

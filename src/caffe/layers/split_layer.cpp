@@ -1,7 +1,9 @@
 #include "caffe/layers/split_layer.hpp"
 
+#include <algorithm>
+
 #include "caffe/layer_factory.hpp"
-#include "caffe/util/math_functions.hpp"
+#include "caffe/util/parallel_for.hpp"
 
 namespace caffe {
 
@@ -20,8 +22,22 @@ void SplitLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& prop
   if (!propagate_down[0]) return;
   const int64_t count = bottom[0]->count();
   float* dx = bottom[0]->mutable_cpu_diff();
-  math::copy(count, top[0]->cpu_diff(), dx);
-  for (size_t i = 1; i < top.size(); ++i) math::axpy(count, 1.f, top[i]->cpu_diff(), dx);
+  vector<const float*> inputs;
+  for (const Blob* t : top) inputs.push_back(t->cpu_diff());
+  const float* const* dy = inputs.data();
+  const size_t num_inputs = inputs.size();
+  // The tops' diffs added in top order, piece by piece, so that dx's piece stays in
+  // L1 between the additions.
+  ParallelFor(count, [=](int64_t begin, int64_t end) {
+    for (int64_t start = begin; start < end; start += kL1PieceElements) {
+      const int64_t stop = std::min(end, start + kL1PieceElements);
+      if (dx != dy[0]) std::copy(dy[0] + start, dy[0] + stop, dx + start);
+      for (size_t t = 1; t < num_inputs; ++t) {
+        const float* d = dy[t];
+        for (int64_t i = start; i < stop; ++i) dx[i] += d[i];
+      }
+    }
+  });
 }
 
 REGISTER_LAYER_CLASS(Split);
