@@ -519,6 +519,35 @@ TEST(ExchangeNonFiniteTest, OneRanksNaNIsAnErrorOnEveryRank) {
   }
 }
 
+// INT8 rounds a value to its block's step (the block's largest / 127): in a block
+// with a value 10^6 times larger, the others arrive as zero, and the exchange counts
+// them (they wait in the residuals). FP16 carries the same values whole.
+TEST(ExchangeStatsTest, ValuesTheWireRoundsToZeroAreCounted) {
+  for (const string encoding : {"FP32", "FP16", "INT8"}) {
+    auto exchange = CreateGradientExchange(
+        MakeSync(SyncParameter::RANDOMK, "value_encoding: " + encoding), g_comm);
+    FakeParams params;
+    params.SetGradients(g_comm->rank(), 0);
+    // Every 8th value large, on every rank alike: whatever random-k picks, nearly
+    // every block of 64 it sends holds a large value, and 7 in 8 values are small.
+    for (Blob* blob : params.ptrs) {
+      float* g = blob->mutable_cpu_diff();
+      for (int64_t i = 0; i < blob->count(); ++i) g[i] = i % 8 == 0 ? 1000.f : 0.001f;
+    }
+    exchange->Exchange(0, params.ptrs);
+    const int64_t zeros = exchange->stats().total_zero_arrivals();
+    const int64_t sent = exchange->stats().total_sent();
+    if (encoding == "INT8" && g_comm->size() > 1) {
+      EXPECT_GE(zeros, 0.7 * sent) << "of " << sent;
+      EXPECT_LE(zeros, 0.95 * sent);
+      EXPECT_NE(exchange->Summary().find("arrived as 0"), string::npos) << exchange->Summary();
+    } else {
+      EXPECT_EQ(zeros, 0) << encoding;
+      EXPECT_EQ(exchange->Summary().find("arrived as 0"), string::npos) << exchange->Summary();
+    }
+  }
+}
+
 // leader: EVERY_RANK: every rank's picks travel, their union fills the budget once
 // the shares have learnt the ranks' overlap, and the bytes stay about one leader's.
 TEST(IwpExchangeTest, EveryRankLeadsAShareAndTheUnionFillsTheBudget) {

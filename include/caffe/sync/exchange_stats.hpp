@@ -50,6 +50,15 @@ class ExchangeStats {
   }
   int64_t window_capped() const { return window_capped_; }
   int64_t total_capped() const { return total_capped_; }
+  // Summed values that arrived as exactly zero with FP16 or INT8 on the wire: their
+  // roundings took all of them (they wait in the residuals). In an INT8 block, a value
+  // below 1/254 of the block's largest does.
+  void AddZeroArrivals(int64_t count) {
+    window_zero_arrivals_ += count;
+    total_zero_arrivals_ += count;
+  }
+  int64_t window_zero_arrivals() const { return window_zero_arrivals_; }
+  int64_t total_zero_arrivals() const { return total_zero_arrivals_; }
   // The capture probe's shares of one step (sync_param.measure_capture, see
   // capture_probe.hpp): of the ranks' summed residual, what the chosen coordinates
   // held, what the best as many in each blob would, and the best as many overall; in
@@ -141,6 +150,7 @@ class ExchangeStats {
   bool last_steady_ = false;
   int64_t max_age_ = 0, window_max_age_ = 0;
   int64_t window_capped_ = 0, total_capped_ = 0;
+  int64_t window_zero_arrivals_ = 0, total_zero_arrivals_ = 0;
   double mean_age_ = 0;
   double window_capture_[kNumCapture] = {}, total_capture_[kNumCapture] = {};
   int64_t window_captures_ = 0, total_captures_ = 0;

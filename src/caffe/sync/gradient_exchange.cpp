@@ -105,6 +105,11 @@ std::string GradientExchange::Summary() const {
     std::snprintf(line, sizeof(line), ", rate-limited %.1f/step", s.window_capped() / steps);
     out += line;
   }
+  if (s.window_zero_arrivals() > 0 && s.window_sent() > 0) {
+    std::snprintf(line, sizeof(line), ", arrived as 0 %.2f%%",
+                  100.0 * s.window_zero_arrivals() / s.window_sent());
+    out += line;
+  }
   if (s.window_captures() > 0) {
     std::snprintf(line, sizeof(line),
                   ", capture |v| %.3f (in blobs %.3f, best %.3f) |v|/|w| %.3f (in blobs %.3f, best %.3f)",

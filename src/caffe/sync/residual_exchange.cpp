@@ -462,6 +462,7 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
     AllReduceSum(values, total + 1);
   }
   stats_.AddTime(ExchangeStats::ALLREDUCE, PhaseSecondsSince(start));
+  if (encoded) stats_.AddZeroArrivals(std::count(values, values + total, 0.f));
   float ranks_not_finite = 0;
   kernels.CopyToHost(values + total, sizeof(float), &ranks_not_finite);
   ranks_not_finite = std::round(ranks_not_finite / flag_scale);
