@@ -9,7 +9,10 @@ torch.cuda.synchronize() calls. cuDNN autotuning (benchmark mode) is on, as a Py
 user would run it; TF32 follows PyTorch's defaults unless --no-tf32.
 
   python3 bench/gpu_torch_throughput.py PROTOTXT [--iterations 20] [--no-tf32]
-Prints one line: "images_per_s <value> ms_per_step <value> batch <n>".
+Prints one line: "images_per_s <value> ms_per_step <value> batch <n>", and on the GPU
+"device_mb_in_use <value> allocator_peak_reserved_mb <value>": the device's memory in
+use after the timed steps (total less free, as `caffe train -gpu` logs it: the CUDA
+context and every allocation count) and the caching allocator's high-water mark.
 """
 
 import argparse
@@ -66,6 +69,10 @@ def main():
     sync()
     ms = (time.perf_counter() - start) * 1e3 / args.iterations
     print("images_per_s %.1f ms_per_step %.3f batch %d" % (batch * 1e3 / ms, ms, batch))
+    if on_gpu:
+        free, total = torch.cuda.mem_get_info()
+        print("device_mb_in_use %.0f allocator_peak_reserved_mb %.0f" % (
+            (total - free) / 2**20, torch.cuda.max_memory_reserved() / 2**20))
     return 0
 
 

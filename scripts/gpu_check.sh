@@ -11,7 +11,8 @@
 #      for AlexNet at batch 256 and ResNet-50 at batch 64 (their "synthetic" stage,
 #      DummyData, with the batch raised), measures the device IWP selection per step
 #      on the same nets' parameter sizes, and, where PyTorch sees the GPU, the same
-#      nets' training throughput in PyTorch (bench/gpu_torch_throughput.py);
+#      nets' training throughput in PyTorch (bench/gpu_torch_throughput.py), and
+#      the device memory in use after `caffe train` steps and after PyTorch's;
 #   4. prints one table and writes it, with the logs, to $OUT (or /tmp/gpu_check);
 #   5. reruns up to three failing suites under compute-sanitizer memcheck, time allowing.
 # Copy the table and the date into bench/README.md ("GPU check").
@@ -98,7 +99,7 @@ open(dst, "w").write(text)
 PY
 }
 
-declare -A ms images layers_top sel_ms torch_ips torch_tf32_ips train_ips pcie
+declare -A ms images layers_top sel_ms torch_ips torch_tf32_ips train_ips pcie device_mb torch_device_mb
 for net in alexnet:256 resnet50:64; do
   name=${net%%:*} batch=${net##*:}
   model=$out/${name}_b$batch.prototxt
@@ -134,6 +135,7 @@ SOLVER
   [[ -n $rate ]] && train_ips[$name]=$(awk -v b="$batch" -v r="$rate" 'BEGIN { printf "%.0f", b * r }')
   pcie[$name]=$(sed -n 's/.*PCIe per step: host to device \([0-9]*\) bytes, device to host \([0-9]*\) bytes.*/\1 up, \2 down/p' \
     "$out/train_$name.log" | tail -1)
+  device_mb[$name]=$(sed -n 's/.*device memory in use: \([0-9]*\) MB.*/\1/p' "$out/train_$name.log" | tail -1)
   if [[ -x $work/bin/gpu_iwp_selection_bench ]]; then
     timeout 120 "$work/bin/gpu_iwp_selection_bench" -model "$model" -stage synthetic \
       > "$out/iwp_$name.log" 2>&1
@@ -144,6 +146,8 @@ SOLVER
     timeout 180 python3 bench/gpu_torch_throughput.py "$model" --iterations "$iters" --no-tf32 \
       > "$out/torch_$name.log" 2>&1
     torch_ips[$name]=$(sed -n 's/.*images_per_s \([0-9.]*\).*/\1/p' "$out/torch_$name.log")
+    torch_device_mb[$name]=$(sed -n 's/.*device_mb_in_use \([0-9]*\) allocator_peak_reserved_mb \([0-9]*\).*/\1 (allocator peak \2)/p' \
+      "$out/torch_$name.log")
     timeout 180 python3 bench/gpu_torch_throughput.py "$model" --iterations "$iters" \
       > "$out/torch_tf32_$name.log" 2>&1
     torch_tf32_ips[$name]=$(sed -n 's/.*images_per_s \([0-9.]*\).*/\1/p' "$out/torch_tf32_$name.log")
@@ -170,17 +174,17 @@ done
   echo
   echo "caffe time: $iters timed iterations after one warm-up, the device synchronised around each layer; PyTorch: bench/gpu_torch_throughput.py, $iters steps after 5 warm-up, cudnn.benchmark on, TF32 off on both sides (our cuDNN convolutions choose FP32-math algorithms only)."
   echo
-  echo "| net | batch | caffe train images/s (whole step, last $iters iterations) | PCIe bytes per step (parameters must not cross) | PyTorch images/s, TF32 off | ours / PyTorch | PyTorch images/s, TF32 allowed |"
-  echo "|---|---:|---:|---|---:|---:|---:|"
+  echo "| net | batch | caffe train images/s (whole step, last $iters iterations) | PCIe bytes per step (parameters must not cross) | PyTorch images/s, TF32 off | ours / PyTorch | PyTorch images/s, TF32 allowed | device MB in use, ours | PyTorch's, TF32 off |"
+  echo "|---|---:|---:|---|---:|---:|---:|---:|---|"
   for net in alexnet:256 resnet50:64; do
     name=${net%%:*} batch=${net##*:}
     ratio=""
     [[ -n ${torch_ips[$name]:-} && -n ${train_ips[$name]:-} ]] &&
       ratio=$(awk -v a="${train_ips[$name]}" -v b="${torch_ips[$name]}" 'BEGIN { printf "%.2f", a / b }')
-    echo "| $name | $batch | ${train_ips[$name]:-failed} | ${pcie[$name]:-n/a} | ${torch_ips[$name]:-n/a} | $ratio | ${torch_tf32_ips[$name]:-n/a} |"
+    echo "| $name | $batch | ${train_ips[$name]:-failed} | ${pcie[$name]:-n/a} | ${torch_ips[$name]:-n/a} | $ratio | ${torch_tf32_ips[$name]:-n/a} | ${device_mb[$name]:-n/a} | ${torch_device_mb[$name]:-n/a} |"
   done
   echo
-  echo "caffe train: SGD with momentum and weight decay on the synthetic stage's DummyData, $((3 * iters)) iterations, the rate of the last display window; our side keeps FP32 math in both PyTorch columns."
+  echo "caffe train: SGD with momentum and weight decay on the synthetic stage's DummyData, $((3 * iters)) iterations, the rate of the last display window; our side keeps FP32 math in both PyTorch columns. Device MB in use: total less free (cudaMemGetInfo) after the steps, the CUDA context included, on both sides (issue 21); PyTorch's caching allocator's own high-water mark in brackets."
 } | tee "$out/gpu_check.md"
 
 # The first failing suites once more under compute-sanitizer's memcheck, which names

@@ -4,10 +4,12 @@
 
 #include <cmath>
 #include <cstdio>
+#include <iomanip>
 #include <numeric>
 #include <sstream>
 
 #include "caffe/util/io.hpp"
+#include "caffe/util/peak_memory.hpp"
 #include "caffe/util/upgrade_proto.hpp"
 
 namespace caffe {
@@ -327,6 +329,8 @@ void Solver::DisplayProgress() {
               << (transfers.to_device - display_start_transfers_.to_device) / done
               << " bytes, device to host "
               << (transfers.to_host - display_start_transfers_.to_host) / done << " bytes";
+    LOG(INFO) << "Iteration " << iter_ << ", device memory in use: " << std::fixed
+              << std::setprecision(0) << DeviceMemoryInUseMegabytes() << " MB";
   }
   display_start_transfers_ = transfers;
   if (exchange_) {

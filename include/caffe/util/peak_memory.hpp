@@ -1,4 +1,5 @@
-// This process's peak resident memory, for the tools and benchmarks that report it.
+// This process's peak resident memory, and the device memory in use, for the tools
+// and benchmarks that report them.
 #ifndef CAFFE_UTIL_PEAK_MEMORY_HPP_
 #define CAFFE_UTIL_PEAK_MEMORY_HPP_
 
@@ -11,6 +12,12 @@ namespace caffe {
 // benchmark driver that imported PyTorch, a test process) would report the parent's
 // peak when that is higher.
 double PeakResidentMegabytes();
+
+// The current device's memory in use now, in MB: total less free (cudaMemGetInfo), so
+// the CUDA context and every allocation on the device count, this process's and any
+// other's. The net's memory plan allocates its buffers once per shape, so after a
+// training step this is the step's high-water mark. -1 in a CPU-only build.
+double DeviceMemoryInUseMegabytes();
 
 }  // namespace caffe
 

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <string>
 
+#include "caffe/util/device_alternate.hpp"
+
 namespace caffe {
 
 double PeakResidentMegabytes() {
@@ -21,6 +23,16 @@ double PeakResidentMegabytes() {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_maxrss / 1024.0;  // KB on Linux
+}
+
+double DeviceMemoryInUseMegabytes() {
+#ifdef USE_CUDA
+  size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return static_cast<double>(total_bytes - free_bytes) / (1024.0 * 1024.0);
+#else
+  return -1.0;
+#endif
 }
 
 }  // namespace caffe
