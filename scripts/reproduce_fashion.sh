@@ -201,6 +201,13 @@ run() {
   run_solver "$model" "$method" "$label" "$n" "$seed" "$iters" "$steady"
 }
 
+# finished_before NAME: the run NAME finished (wall time and Final: line) with the
+# solver now written to NAME.prototxt.new.
+finished_before() {
+  [[ -f $runs/$1.wall && -f $runs/$1.prototxt ]] && cmp -s "$runs/$1.prototxt" "$runs/$1.prototxt.new" &&
+    grep -q "Final:" "$runs/$1.log"
+}
+
 # run_solver MODEL METHOD LABEL N SEED ITERS STEADY_FROM: trains the solver written
 # to <run name>.prototxt.new, unless the same solver finished before, and adds the
 # run to the manifest (the exchange figures count from iteration STEADY_FROM).
@@ -210,7 +217,7 @@ run_solver() {
   name=$(run_name "$model" "$label" "$n" "$seed")
   local solver=$runs/$name.prototxt log=$runs/$name.log stats=$runs/$name.sync.csv
   local wall_file=$runs/$name.wall
-  if [[ -f $wall_file && -f $solver ]] && cmp -s "$solver" "$solver.new" && grep -q "Final:" "$log"; then
+  if finished_before "$name"; then
     rm -f "$solver.new"
     echo "$name: done before ($(cat "$wall_file") s)"
   else

@@ -99,8 +99,7 @@ print(int(get("warmup_iter", 0)[0]) + len(re.findall(r"\bdensity_schedule\s*:", 
 EOF
 )
   fi
-  if [[ ${FINISHED_ONLY:-0} == 1 ]] && ! { [[ -f $runs/$name.wall && -f $runs/$name.prototxt ]] &&
-      cmp -s "$runs/$name.prototxt" "$runs/$name.prototxt.new" && grep -q "Final:" "$runs/$name.log"; }; then
+  if [[ ${FINISHED_ONLY:-0} == 1 ]] && ! finished_before "$name"; then
     rm -f "$runs/$name.prototxt.new"
     echo "$name: not finished, left out (FINISHED_ONLY=1)"
     return 0
