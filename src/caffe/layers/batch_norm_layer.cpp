@@ -89,15 +89,16 @@ void BatchNormLayer::ComputeBatchStatistics(const float* x) {
   const double m = static_cast<double>(num_ * spatial_), n = static_cast<double>(spatial_);
   plane_stats_.resize(2 * num_ * channels_);
   double* stats = plane_stats_.data();
+  // The centre of a plane of the given sum: both passes below must use the same one.
+  auto center_of = [n](double sum) { return static_cast<float>(sum / n); };
   ParallelFor(
       num_ * channels_,
       [=](int64_t plane_begin, int64_t plane_end) {
         for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
           const float* in = x + plane * spatial;
           const double sum = PlaneSum(in, spatial);
-          const float center = static_cast<float>(sum / n);
           stats[2 * plane] = sum;
-          stats[2 * plane + 1] = PlaneSquaredDeviations(in, spatial, center);
+          stats[2 * plane + 1] = PlaneSquaredDeviations(in, spatial, center_of(sum));
         }
       },
       MinItemsFor(spatial_));
@@ -108,7 +109,7 @@ void BatchNormLayer::ComputeBatchStatistics(const float* x) {
     double squares = 0.0;
     for (int64_t i = 0; i < num_; ++i) {
       const double sum = stats[2 * (i * channels + c)];
-      const double center = static_cast<float>(sum / n);
+      const double center = center_of(sum);
       const double shift = center - mu;
       squares += stats[2 * (i * channels + c) + 1] + 2.0 * shift * (sum - n * center) +
                  n * shift * shift;

@@ -51,7 +51,7 @@ void EltwiseLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>&
       const float* coeffs = coeffs_.data();
       const float* const* x = inputs.data();
       const size_t num_inputs = inputs.size();
-      // All inputs piece by piece, so that y's chunk stays in L1 between them.
+      // All inputs piece by piece, so that y's piece stays in L1 between them.
       ParallelFor(count, [=](int64_t begin, int64_t end) {
         for (int64_t start = begin; start < end; start += kL1PieceElements) {
           const int64_t stop = std::min(end, start + kL1PieceElements);
