@@ -7,7 +7,7 @@
 #               DENSE (the same file with method: DENSE) and IWP, seeds $SEEDS
 #   stretch     IWP at twice the compression (density / 2), LeNet seeds $SEEDS,
 #               ResNet-20 seeds $STRETCH_SEEDS (default 1)
-#   robustness  LeNet, DENSE and IWP at batch 16 and 64 per rank on 2, 4 and 8
+#   robustness  DENSE and IWP at batch 16 and 64 per rank on 2, 4 and 8
 #               ranks, seeds $ROBUST_SEEDS (default 1)
 #   ranks       LeNet, TOPK_ALLGATHER at IWP's density on 2, 4 and 8 ranks (bytes per
 #               rank against N, with the robustness grid's IWP rows)
@@ -40,7 +40,8 @@
 # <net>_curves_np4_<parts>.png. Measured on the 2-core
 # development VM with nothing else running: a LeNet run takes 1.5-4 minutes (8
 # ranks and batch 64 the longest), a ResNet-20 run 16-20 minutes (35-50 with a build
-# running beside it); the default set is 31 LeNet and 18 ResNet-20 runs, about 6-7
+# running beside it; batch 16 on 4 ranks about a third of that, batch 64 on 8
+# ranks about twice); the default set is 31 LeNet and 28 ResNet-20 runs, about 9
 # hours. Finished runs are kept and
 # reused while their solver files are unchanged.
 
@@ -140,6 +141,17 @@ if part robustness && has_model lenet_fashion; then
         iwp_run lenet_fashion "$batch" "$n" "$seed" DENSE DENSE
         iwp_run lenet_fashion "$batch" "$n" "$seed" IWP IWP
       done
+    done
+  done
+fi
+if part robustness && has_model resnet20_fashion; then
+  # The cheapest cells first: a ResNet-20 run at batch 64 on 8 ranks takes about
+  # twice the main part's 4-rank run here.
+  for seed in "${robust_seeds[@]}"; do
+    for cell in "16 4" "16 2" "64 2" "16 8" "64 8"; do
+      read -r batch n <<< "$cell"
+      iwp_run resnet20_fashion "$batch" "$n" "$seed" DENSE DENSE
+      iwp_run resnet20_fashion "$batch" "$n" "$seed" IWP IWP
     done
   done
 fi
