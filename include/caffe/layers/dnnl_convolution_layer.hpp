@@ -50,6 +50,9 @@ class DnnlConvolutionLayer : public ConvolutionLayer {
   DnnlScratchBridge bwd_data_diff_dst_, bwd_data_weights_, bwd_data_diff_src_;
   dnnl::convolution_backward_weights bwd_weights_;
   DnnlScratchBridge bwd_weights_src_, bwd_weights_diff_dst_, bwd_weights_diff_weights_;
+  // Both backward primitives want the output gradient in the same layout, so the
+  // one reorder made for the weight gradient also serves the input gradient.
+  bool bwd_data_reuses_diff_dst_ = false;
   dnnl::memory diff_bias_;
   // oneDNN overwrites weight gradients; Caffe accumulates them. oneDNN writes the
   // weight gradient into a shared scratch slot and the bias gradient here, and both

@@ -54,6 +54,8 @@ class DnnlDeconvolutionLayer : public DeconvolutionLayer {
   DnnlScratchBridge bwd_data_diff_dst_, bwd_data_weights_, bwd_data_diff_src_;
   dnnl::deconvolution_backward_weights bwd_weights_;
   DnnlScratchBridge bwd_weights_src_, bwd_weights_diff_dst_, bwd_weights_diff_weights_;
+  // As in DnnlConvolutionLayer: one reorder of dy serves both backward primitives.
+  bool bwd_data_reuses_diff_dst_ = false;
   dnnl::memory diff_bias_;
   // oneDNN overwrites weight gradients; Caffe accumulates them. oneDNN writes the
   // weight gradient into a shared scratch slot and the bias gradient here, and both

@@ -89,6 +89,7 @@ void DnnlDeconvolutionLayer::BuildBackward() {
       bias_md, AnyLayoutDesc(dst_dims_), strides_, dilates_, padding_l_, padding_r_);
   dnnl::deconvolution_backward_weights::primitive_desc weights_pd(weights_desc, engine, fwd_pd_);
   bwd_weights_ = dnnl::deconvolution_backward_weights(weights_pd);
+  bwd_data_reuses_diff_dst_ = data_pd.diff_dst_desc() == weights_pd.diff_dst_desc();
   bwd_weights_src_.Init(PlainDesc(src_dims_), weights_pd.src_desc(), kScratchSrc);
   bwd_weights_diff_dst_.Init(PlainDesc(dst_dims_), weights_pd.diff_dst_desc(), kScratchDst);
   bwd_weights_diff_weights_.Init(blob_weights_md_, weights_pd.diff_weights_desc(),
@@ -137,11 +138,14 @@ void DnnlDeconvolutionLayer::Backward_cpu(const vector<Blob*>& top,
   const memory weights = any_data_grad ? bwd_data_weights_.Read(blobs_[0]->cpu_data()) : memory();
   for (size_t i = 0; i < top.size(); ++i) {
     const float* dy = top[i]->cpu_diff();
+    // Stays in its scratch slot until the data primitive reads it (see the header).
+    memory weights_diff_dst;
     if (weight_grad || bias_grad) {
       float* dw = DnnlScratch(kScratchWeightGradient, blobs_[0]->count());
+      weights_diff_dst = bwd_weights_diff_dst_.Read(dy);
       std::unordered_map<int, memory> args{
           {DNNL_ARG_SRC, bwd_weights_src_.Read(bottom[i]->cpu_data())},
-          {DNNL_ARG_DIFF_DST, bwd_weights_diff_dst_.Read(dy)},
+          {DNNL_ARG_DIFF_DST, weights_diff_dst},
           {DNNL_ARG_DIFF_WEIGHTS, bwd_weights_diff_weights_.Write(dw)}};
       if (bias_term_) {
         diff_bias_.set_data_handle(bias_diff_scratch_.mutable_cpu_data());
@@ -160,7 +164,10 @@ void DnnlDeconvolutionLayer::Backward_cpu(const vector<Blob*>& top,
     }
     if (propagate_down[i]) {
       float* dx = bottom[i]->mutable_cpu_diff();
-      bwd_data_.execute(stream, {{DNNL_ARG_DIFF_DST, bwd_data_diff_dst_.Read(dy)},
+      const memory diff_dst = weights_diff_dst && bwd_data_reuses_diff_dst_
+                                  ? weights_diff_dst
+                                  : bwd_data_diff_dst_.Read(dy);
+      bwd_data_.execute(stream, {{DNNL_ARG_DIFF_DST, diff_dst},
                                  {DNNL_ARG_WEIGHTS, weights},
                                  {DNNL_ARG_DIFF_SRC, bwd_data_diff_src_.Write(dx)}});
       bwd_data_diff_src_.Commit(dx);
