@@ -127,6 +127,9 @@ class MpiCommunicator : public Communicator {
   // The encoded ring's send and receive buffers, and what the values it sends arrive as.
   std::vector<uint8_t> wire_send_, wire_receive_;
   std::vector<float> wire_arrives_;
+  // The encoded ring's all-gather: one buffer per piece for what this rank forwards
+  // next and what it receives (kept between calls, so a step allocates nothing).
+  std::vector<std::vector<uint8_t>> gather_forward_, gather_incoming_;
 };
 
 }  // namespace caffe

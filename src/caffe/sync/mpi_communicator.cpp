@@ -303,7 +303,12 @@ int64_t MpiCommunicator::RingAllReduceEncoded(float* data, int64_t count, float*
   // The finished sum of the owned chunk is rounded once more; then every chunk travels
   // once around the ring as it was encoded, each rank forwarding what it received.
   const int owned = Mod(rank_ + 1, n);
-  std::vector<std::vector<uint8_t>> forward(pieces), incoming(pieces);
+  std::vector<std::vector<uint8_t>>& forward = gather_forward_;
+  std::vector<std::vector<uint8_t>>& incoming = gather_incoming_;
+  if (static_cast<int64_t>(forward.size()) < pieces) {
+    forward.resize(pieces);
+    incoming.resize(pieces);
+  }
   for (int64_t j = 0; j < pieces; ++j) {
     int64_t begin;
     int length;
