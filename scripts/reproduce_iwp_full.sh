@@ -30,7 +30,9 @@
 #
 # FINISHED_ONLY=1 trains nothing: the table gets the runs of the chosen parts that
 # finished before, and the others are left out (the ResNet-20 ablation, about four
-# hours, can be tabled part by part).
+# hours, can be tabled part by part). ONLY_LABEL=TEXT keeps the runs whose row label
+# contains TEXT and skips the others (e.g. ONLY_LABEL="no rate limit"
+# ABLATION_SEEDS="2 3" adds seeds to one ablation row).
 #
 # PARTS="main stretch robustness ranks ablation" (the default) picks parts, MODELS
 # ("lenet_fashion resnet20_fashion", the default) the nets. Writes
@@ -71,6 +73,7 @@ EOF
 iwp_run() {
   local model=$1 batch=$2 n=$3 seed=$4 label=$5 method=$6
   shift 6
+  [[ -z ${ONLY_LABEL:-} || $label == *"$ONLY_LABEL"* ]] || return 0
   local tag=$model
   local -a fields=("random_seed=$seed" "snapshot=0" "snapshot_after_train=false"
                    "snapshot_prefix=\"$runs/snapshot\"" "solver_mode=CPU")
@@ -230,7 +233,7 @@ part main || plot_tag=$(IFS=-; echo "${parts[*]}")
 
 overrides=""
 for var in PARTS MODELS SEEDS STRETCH_SEEDS ROBUST_SEEDS ABLATION_SEEDS METHOD_SEEDS INT8_SEEDS INT8_FACTORS \
-    FINISHED_ONLY; do
+    FINISHED_ONLY ONLY_LABEL; do
   [[ -n ${!var+set} ]] && overrides+="$var=\"${!var}\" "
 done
 python3 "$repo/scripts/repro_report.py" --manifest "$manifest" --out "$out" \

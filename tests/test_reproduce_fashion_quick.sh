@@ -33,6 +33,15 @@ fi
   || { cat "$out/finished_only.log" >&2; fail "FINISHED_ONLY=1 did not leave out the 11 ablation runs"; }
 grep -q "lists no runs" "$out/finished_only.log" || fail "no clear error for an empty table"
 ! ls "$out/finished_only/runs/"*.log > /dev/null 2>&1 || fail "FINISHED_ONLY=1 started a run"
+# ONLY_LABEL keeps the rows whose label contains it: one ablation row, two seeds.
+if ONLY_LABEL="no rate limit" ABLATION_SEEDS="2 3" FINISHED_ONLY=1 PARTS=ablation \
+     MODELS=resnet20_fashion CAFFE_BUILD=$build "$repo/scripts/reproduce_fashion.sh" --iwp-full \
+     --out "$out/only_label" > "$out/only_label.log" 2>&1; then
+  fail "FINISHED_ONLY=1 ONLY_LABEL with no finished runs exited zero"
+fi
+[[ $(grep -c "not finished, left out" "$out/only_label.log") == 2 &&
+   $(grep -c "no_rate_limit_np4_s[23]: not finished" "$out/only_label.log") == 2 ]] \
+  || { cat "$out/only_label.log" >&2; fail "ONLY_LABEL did not keep just the 'no rate limit' row's two seeds"; }
 
 CAFFE_BUILD=$build "$repo/scripts/reproduce_fashion.sh" --quick --out "$out" > "$out/quick.log" 2>&1 \
   || { tail -40 "$out/quick.log" >&2; fail "reproduce_fashion.sh --quick exited non-zero"; }
