@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "caffe/solver.hpp"
+#include "caffe/syncedmem.hpp"
 #include "caffe/sync/local_communicator.hpp"
 #include "caffe/sync/residual_exchange.hpp"
 #include "caffe/util/io.hpp"
@@ -95,6 +96,26 @@ TEST(SolverTest, SGDWithMomentumAndDecay) {
                   hist = 0.9f * hist + lr * g;
                   return w - hist;
                 });
+}
+
+// In CPU mode nothing crosses to a device: every solver's step, clipping included,
+// reads and writes host memory only (in a CUDA build a stray gpu_data() would count).
+TEST(SolverTest, CpuStepsMoveNoHostDeviceBytes) {
+  for (const char* type : {"SGD", "Nesterov", "AdaGrad", "RMSProp", "AdaDelta", "Adam"}) {
+    SCOPED_TRACE(type);
+    const string type_name = type;
+    const bool momentum = type_name != "AdaGrad" && type_name != "RMSProp";
+    auto solver = SolverRegistry::CreateSolver(
+        MakeSolverParam(type, string(momentum ? "momentum: 0.9 " : "") +
+                                  "weight_decay: 0.01 clip_gradients: 0.5"),
+        std::make_shared<Context>());
+    FillInputs(solver->net().get());
+    const HostDeviceTransfers before = SyncedMemoryTransfers();
+    solver->Step(3);
+    const HostDeviceTransfers after = SyncedMemoryTransfers();
+    EXPECT_EQ(after.to_device, before.to_device);
+    EXPECT_EQ(after.to_host, before.to_host);
+  }
 }
 
 TEST(SolverTest, SGDWithL1Decay) {
