@@ -42,9 +42,9 @@
 # <net>_curves_np4_<parts>.png. Measured on the 2-core
 # development VM with nothing else running: a LeNet run takes 1.5-4 minutes (8
 # ranks and batch 64 the longest), a ResNet-20 run 16-20 minutes (35-50 with a build
-# running beside it; batch 16 on 4 ranks about a third of that, batch 64 on 8
-# ranks about twice); the default set is 31 LeNet and 28 ResNet-20 runs, about 9
-# hours. Finished runs are kept and
+# running beside it; batch 16 on 4 ranks took 13 minutes beside another run,
+# batch 64 on 8 ranks should take about twice the 4-rank run, not yet measured);
+# the default set is 31 LeNet and 28 ResNet-20 runs, about 9 hours. Finished runs are kept and
 # reused while their solver files are unchanged.
 
 read -r -a parts <<< "${PARTS:-main stretch robustness ranks ablation}"
