@@ -6,8 +6,8 @@
 // it. These keep kPlaneSumLanes independent partial sums, which vectorise, and add
 // them up as a tree (the vectors in float, then the lanes in double). The order of
 // additions depends on n alone, so a result does not depend on how many threads run
-// the layer. A plane is short (hundreds of elements),
-// so the float partial sums stay accurate; callers add the planes' totals in double.
+// the layer. A plane is short (hundreds of elements), so the float partial sums stay
+// accurate; callers add the planes' totals in double.
 #ifndef CAFFE_UTIL_PLANE_SUMS_HPP_
 #define CAFFE_UTIL_PLANE_SUMS_HPP_
 
