@@ -8,7 +8,8 @@
 #   stretch     IWP at twice the compression (density / 2), LeNet seeds $SEEDS,
 #               ResNet-20 seeds $STRETCH_SEEDS (default 1)
 #   robustness  DENSE and IWP at batch 16 and 64 per rank on 2, 4 and 8
-#               ranks, seeds $ROBUST_SEEDS (default 1)
+#               ranks, seeds $ROBUST_SEEDS (default 1); on ResNet-20 the cells
+#               $ROBUST_CELLS ("BATCH N" pairs, default "16 4,16 2,64 2,16 8,64 8")
 #   ranks       LeNet, TOPK_ALLGATHER at IWP's density on 2, 4 and 8 ranks (bytes per
 #               rank against N, with the robustness grid's IWP rows)
 #   ablation    ResNet-20, IWP with one ingredient removed or changed per row, at the
@@ -50,6 +51,7 @@
 read -r -a parts <<< "${PARTS:-main stretch robustness ranks ablation}"
 read -r -a stretch_seeds <<< "${STRETCH_SEEDS:-1}"
 read -r -a robust_seeds <<< "${ROBUST_SEEDS:-1}"
+IFS=, read -r -a robust_cells <<< "${ROBUST_CELLS:-16 4,16 2,64 2,16 8,64 8}"
 read -r -a ablation_seeds <<< "${ABLATION_SEEDS:-1}"
 read -r -a method_seeds <<< "${METHOD_SEEDS:-1 2 3}"
 read -r -a int8_seeds <<< "${INT8_SEEDS:-1 2 3}"
@@ -151,7 +153,7 @@ if part robustness && has_model resnet20_fashion; then
   # The cheapest cells first: a ResNet-20 run at batch 64 on 8 ranks takes about
   # twice the main part's 4-rank run here.
   for seed in "${robust_seeds[@]}"; do
-    for cell in "16 4" "16 2" "64 2" "16 8" "64 8"; do
+    for cell in "${robust_cells[@]}"; do
       read -r batch n <<< "$cell"
       iwp_run resnet20_fashion "$batch" "$n" "$seed" DENSE DENSE
       iwp_run resnet20_fashion "$batch" "$n" "$seed" IWP IWP
@@ -232,7 +234,7 @@ plot_tag=""
 part main || plot_tag=$(IFS=-; echo "${parts[*]}")
 
 overrides=""
-for var in PARTS MODELS SEEDS STRETCH_SEEDS ROBUST_SEEDS ABLATION_SEEDS METHOD_SEEDS INT8_SEEDS INT8_FACTORS \
+for var in PARTS MODELS SEEDS STRETCH_SEEDS ROBUST_SEEDS ROBUST_CELLS ABLATION_SEEDS METHOD_SEEDS INT8_SEEDS INT8_FACTORS \
     FINISHED_ONLY ONLY_LABEL; do
   [[ -n ${!var+set} ]] && overrides+="$var=\"${!var}\" "
 done

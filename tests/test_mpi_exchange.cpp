@@ -126,7 +126,9 @@ TEST_P(ExchangeMethodTest, ConservesEveryCoordinateAndAppliesTheSameGradientEver
       for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) applied[b][i] += params.ptrs[b]->cpu_diff()[i];
     }
   }
-  if (sync.clip_norm() > 0) EXPECT_TRUE(clipped_some) << "the clip norm must bite, or the case proves nothing";
+  if (sync.clip_norm() > 0) {
+    EXPECT_TRUE(clipped_some) << "the clip norm must bite, or the case proves nothing";
+  }
   if (sync.max_relative_step() > 0) {
     EXPECT_GT(exchange->stats().total_capped(), 0) << "the rate limit must bite, or the case proves nothing";
   }
@@ -420,7 +422,9 @@ TEST(IwpExchangeTest, FlushAtRateDropOrAtTheEndSendsEverythingThatWaits) {
       for (size_t b = 0; b < m; ++b) {
         for (int64_t i = 0; i < params.ptrs[b]->count(); ++i) applied[b][i] += params.ptrs[b]->cpu_diff()[i];
       }
-      if (t == 1 || t == 4) EXPECT_GT(waiting(), 1.0) << method << " step " << t << " sent everything";
+      if (t == 1 || t == 4) {
+        EXPECT_GT(waiting(), 1.0) << method << " step " << t << " sent everything";
+      }
       if (t != 3) continue;
       EXPECT_EQ(waiting(), 0.0) << method << ": residuals left after the flush";
       for (size_t b = 0; b < m; ++b) {
@@ -730,7 +734,9 @@ TEST(HalfPrecisionAllReduceTest, SumsInHalfAndAccountsForEveryRounding) {
       ASSERT_NEAR(data[i] + error_sum[i], sum[i], 1e-6 * std::max(1.0, bound[i])) << i;
       // N roundings (the partial sums and the result), each within half a spacing,
       // 2^-11 of a value at most the sum of the inputs' magnitudes (or a subnormal's).
-      if (i != 3) ASSERT_NEAR(data[i], sum[i], n * (std::ldexp(1.0, -11) * bound[i] + std::ldexp(1.0, -25))) << i;
+      if (i != 3) {
+        ASSERT_NEAR(data[i], sum[i], n * (std::ldexp(1.0, -11) * bound[i] + std::ldexp(1.0, -25))) << i;
+      }
     }
     EXPECT_EQ(data[3], kLargestHalf);
   }
@@ -755,7 +761,9 @@ TEST(Int8AllReduceTest, SumsInBlocksAndAccountsForEveryRounding) {
     const int64_t before = g_comm->stats().total_bytes_sent();
     g_comm->AllReduceSumInt8(data.data(), count, errors.data());
     const int64_t sent = g_comm->stats().total_bytes_sent() - before;
-    if (max_count == original) EXPECT_EQ(sent, Int8RingBytes(count, n, me));
+    if (max_count == original) {
+      EXPECT_EQ(sent, Int8RingBytes(count, n, me));
+    }
     EXPECT_LT(sent, MpiCommunicator::RingAllReduceBytesSent(count, n, me) / 2);
     ASSERT_TRUE(SameOnAllRanks(data.data(), count));
     vector<double> local(count), magnitude(count), error(count);
@@ -1115,7 +1123,9 @@ TEST(DataParallelTest, BatchNormStatisticsAreLeftOutAndAveragedAtSnapshots) {
   for (int64_t c = 0; c < mean->count(); ++c) {
     EXPECT_NEAR(mean->cpu_data()[c], summed[c] / n, 1e-5 * std::max(1.0, std::fabs(summed[c])));
   }
-  if (n > 1) EXPECT_GT(exchange->stats().total_bytes(), bytes_before) << "the averaging is counted";
+  if (n > 1) {
+    EXPECT_GT(exchange->stats().total_bytes(), bytes_before) << "the averaging is counted";
+  }
   // The frozen layer never moved and still agrees everywhere.
   Blob* frozen = net.layer_by_name("frozen")->blobs()[0].get();
   EXPECT_TRUE(SameOnAllRanks(frozen->cpu_data(), frozen->count()));

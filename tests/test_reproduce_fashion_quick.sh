@@ -42,6 +42,15 @@ fi
 [[ $(grep -c "not finished, left out" "$out/only_label.log") == 2 &&
    $(grep -c "no_rate_limit_np4_s[23]: not finished" "$out/only_label.log") == 2 ]] \
   || { cat "$out/only_label.log" >&2; fail "ONLY_LABEL did not keep just the 'no rate limit' row's two seeds"; }
+# ROBUST_CELLS picks ResNet-20's robustness cells: one cell, DENSE and IWP.
+if ROBUST_CELLS="16 2" FINISHED_ONLY=1 PARTS=robustness MODELS=resnet20_fashion \
+     CAFFE_BUILD=$build "$repo/scripts/reproduce_fashion.sh" --iwp-full \
+     --out "$out/robust_cells" > "$out/robust_cells.log" 2>&1; then
+  fail "FINISHED_ONLY=1 ROBUST_CELLS with no finished runs exited zero"
+fi
+[[ $(grep -c "not finished, left out" "$out/robust_cells.log") == 2 &&
+   $(grep -c "_b16_[a-z]*_np2_s1: not finished" "$out/robust_cells.log") == 2 ]] \
+  || { cat "$out/robust_cells.log" >&2; fail "ROBUST_CELLS=\"16 2\" did not keep just that cell's two runs"; }
 
 CAFFE_BUILD=$build "$repo/scripts/reproduce_fashion.sh" --quick --out "$out" > "$out/quick.log" 2>&1 \
   || { tail -40 "$out/quick.log" >&2; fail "reproduce_fashion.sh --quick exited non-zero"; }
