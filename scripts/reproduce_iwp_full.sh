@@ -40,7 +40,8 @@
 # results/iwp_full/TABLE.md, README.md, rows.csv and plots; a row this run does not
 # make again (a net or a part left out) keeps its line from rows.csv
 # (repro_report.py --merge), and plots of a run without the main part are named
-# <net>_curves_np4_<parts>.png. Measured on the 2-core
+# <net>_curves_np4_<parts>.png (PLOT_TAG=TAG names them <net>_curves_np4_TAG.png
+# instead, so that a report of some rows keeps an earlier report's plots). Measured on the 2-core
 # development VM with nothing else running: a LeNet run takes 1.5-4 minutes (8
 # ranks and batch 64 the longest), a ResNet-20 run 16-20 minutes (35-50 with a build
 # running beside it; batch 16 on 4 ranks took 13 minutes beside another run,
@@ -232,10 +233,11 @@ done
 # main part's plots of the same net.
 plot_tag=""
 part main || plot_tag=$(IFS=-; echo "${parts[*]}")
+plot_tag=${PLOT_TAG:-$plot_tag}
 
 overrides=""
 for var in PARTS MODELS SEEDS STRETCH_SEEDS ROBUST_SEEDS ROBUST_CELLS ABLATION_SEEDS METHOD_SEEDS INT8_SEEDS INT8_FACTORS \
-    FINISHED_ONLY ONLY_LABEL; do
+    FINISHED_ONLY ONLY_LABEL PLOT_TAG; do
   [[ -n ${!var+set} ]] && overrides+="$var=\"${!var}\" "
 done
 python3 "$repo/scripts/repro_report.py" --manifest "$manifest" --out "$out" \

@@ -128,7 +128,9 @@ TEST(BucketPlanTest, BucketsAreReadyOnlyWhenBackwardHasFinishedTheirGradients) {
       }
     }
     // With small buckets some are ready well before backward ends: the overlap.
-    if (capacity <= 7) EXPECT_GT(early, 1) << "capacity " << capacity;
+    if (capacity <= 7) {
+      EXPECT_GT(early, 1) << "capacity " << capacity;
+    }
   }
 }
 

@@ -231,7 +231,9 @@ TEST(IwpExchangeLocalTest, PerLayerBudgetsAddUpToTheTarget) {
     exchange->Exchange(t, params.ptrs);
     const auto& blobs = exchange->stats().last_step_blobs();
     EXPECT_EQ(blobs[0].sent + blobs[1].sent + blobs[2].sent, 450) << "step " << t;
-    if (t > 0) EXPECT_GT(blobs[1].sent, 150) << "the peaked blob earns more than its size share";
+    if (t > 0) {
+      EXPECT_GT(blobs[1].sent, 150) << "the peaked blob earns more than its size share";
+    }
   }
 }
 
