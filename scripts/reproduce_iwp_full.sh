@@ -53,6 +53,9 @@ read -r -a parts <<< "${PARTS:-main stretch robustness ranks ablation}"
 read -r -a stretch_seeds <<< "${STRETCH_SEEDS:-1}"
 read -r -a robust_seeds <<< "${ROBUST_SEEDS:-1}"
 IFS=, read -r -a robust_cells <<< "${ROBUST_CELLS:-16 4,16 2,64 2,16 8,64 8}"
+for cell in "${robust_cells[@]}"; do
+  [[ $cell =~ ^[0-9]+\ [0-9]+$ ]] || fail "ROBUST_CELLS: cell '$cell' is not \"BATCH N\" (expected e.g. \"16 2,64 8\")"
+done
 read -r -a ablation_seeds <<< "${ABLATION_SEEDS:-1}"
 read -r -a method_seeds <<< "${METHOD_SEEDS:-1 2 3}"
 read -r -a int8_seeds <<< "${INT8_SEEDS:-1 2 3}"

@@ -42,6 +42,13 @@ fi
 [[ $(grep -c "not finished, left out" "$out/only_label.log") == 2 &&
    $(grep -c "no_rate_limit_np4_s[23]: not finished" "$out/only_label.log") == 2 ]] \
   || { cat "$out/only_label.log" >&2; fail "ONLY_LABEL did not keep just the 'no rate limit' row's two seeds"; }
+# A malformed ROBUST_CELLS is an error that names it, before anything runs.
+if ROBUST_CELLS="16 2,16" PARTS=robustness MODELS=resnet20_fashion CAFFE_BUILD=$build \
+     "$repo/scripts/reproduce_fashion.sh" --iwp-full --out "$out/bad_cells" > "$out/bad_cells.log" 2>&1; then
+  fail "reproduce_fashion.sh --iwp-full accepted ROBUST_CELLS=\"16 2,16\""
+fi
+grep -q "ROBUST_CELLS: cell '16' is not" "$out/bad_cells.log" || { cat "$out/bad_cells.log" >&2; fail "no clear error for a bad cell"; }
+! ls "$out/bad_cells/runs/"*.log > /dev/null 2>&1 || fail "a bad ROBUST_CELLS started a run"
 # ROBUST_CELLS picks ResNet-20's robustness cells: one cell, DENSE and IWP.
 if ROBUST_CELLS="16 2" FINISHED_ONLY=1 PARTS=robustness MODELS=resnet20_fashion \
      CAFFE_BUILD=$build "$repo/scripts/reproduce_fashion.sh" --iwp-full \
