@@ -108,6 +108,10 @@ elif [[ $mode == iwp_full ]]; then
       *) fail "PARTS: unknown part '$p' (expected some of: main stretch robustness ranks ablation methods int8)" ;;
     esac
   done
+  IFS=, read -r -a robust_cells <<< "${ROBUST_CELLS:-16 4,16 2,64 2,16 8,64 8}"
+  for cell in "${robust_cells[@]}"; do
+    [[ $cell =~ ^[0-9]+\ [0-9]+$ ]] || fail "ROBUST_CELLS: cell '$cell' is not \"BATCH N\" (expected e.g. \"16 2,64 8\")"
+  done
 else
   out=${out:-$repo/results/fashion}
   read -r -a models <<< "${MODELS:-lenet_fashion resnet20_fashion}"

@@ -1,6 +1,7 @@
 # The full-length protocol of IWP against DENSE (docs/iwp.md, "Full-length
 # results"), sourced by `scripts/reproduce_fashion.sh --iwp-full`, which has set up
-# the build, the data, $runs, $manifest and run_solver. Every run is a shipped
+# the build, the data, $runs, $manifest and run_solver, and has checked $PARTS and
+# read models, seeds and robust_cells ($ROBUST_CELLS). Every run is a shipped
 # models/<net>/solver_iwp.prototxt with at most a few fields changed:
 #
 #   main        LeNet (3000 iterations) and ResNet-20 (4000), 4 ranks x batch 64:
@@ -52,10 +53,6 @@
 read -r -a parts <<< "${PARTS:-main stretch robustness ranks ablation}"
 read -r -a stretch_seeds <<< "${STRETCH_SEEDS:-1}"
 read -r -a robust_seeds <<< "${ROBUST_SEEDS:-1}"
-IFS=, read -r -a robust_cells <<< "${ROBUST_CELLS:-16 4,16 2,64 2,16 8,64 8}"
-for cell in "${robust_cells[@]}"; do
-  [[ $cell =~ ^[0-9]+\ [0-9]+$ ]] || fail "ROBUST_CELLS: cell '$cell' is not \"BATCH N\" (expected e.g. \"16 2,64 8\")"
-done
 read -r -a ablation_seeds <<< "${ABLATION_SEEDS:-1}"
 read -r -a method_seeds <<< "${METHOD_SEEDS:-1 2 3}"
 read -r -a int8_seeds <<< "${INT8_SEEDS:-1 2 3}"

@@ -48,7 +48,7 @@ if ROBUST_CELLS="16 2,16" PARTS=robustness MODELS=resnet20_fashion CAFFE_BUILD=$
   fail "reproduce_fashion.sh --iwp-full accepted ROBUST_CELLS=\"16 2,16\""
 fi
 grep -q "ROBUST_CELLS: cell '16' is not" "$out/bad_cells.log" || { cat "$out/bad_cells.log" >&2; fail "no clear error for a bad cell"; }
-! ls "$out/bad_cells/runs/"*.log > /dev/null 2>&1 || fail "a bad ROBUST_CELLS started a run"
+[[ ! -e $out/bad_cells/runs ]] || fail "a bad ROBUST_CELLS started runs"
 # ROBUST_CELLS picks ResNet-20's robustness cells: one cell, DENSE and IWP.
 if ROBUST_CELLS="16 2" FINISHED_ONLY=1 PARTS=robustness MODELS=resnet20_fashion \
      CAFFE_BUILD=$build "$repo/scripts/reproduce_fashion.sh" --iwp-full \
