@@ -13,14 +13,23 @@
 #      on the same nets' parameter sizes, and, where PyTorch sees the GPU, the same
 #      nets' training throughput in PyTorch (bench/gpu_torch_throughput.py), and
 #      the device memory in use after `caffe train` steps and after PyTorch's;
-#   4. prints one table and writes it, with the logs, to $OUT (or /tmp/gpu_check);
+#   4. prints one table and writes it to $OUT (or /tmp/gpu_check) as gpu_check.md,
+#      with every log packed in gpu_check_logs.tar.gz beside it;
 #   5. reruns up to three failing suites under compute-sanitizer memcheck, time allowing.
 # Copy the table and the date into bench/README.md ("GPU check").
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
-out=${OUT:-/tmp/gpu_check}
-mkdir -p "$out"
+# The device tool brings back at most 8 files from $OUT, so the logs are written to a
+# folder of their own and packed into one archive beside the table when the script ends.
+results=${OUT:-/tmp/gpu_check}
+out=$(mktemp -d /tmp/gpu_check_logs.XXXX)
+mkdir -p "$results"
+pack_logs() {
+  [[ -f $out/gpu_check.md ]] && cp "$out/gpu_check.md" "$results/"
+  tar -C "$out" -czf "$results/gpu_check_logs.tar.gz" .
+}
+trap pack_logs EXIT
 iters=${GPU_CHECK_ITERATIONS:-20}
 bundle=.gpu_bundle/caffe-gpu.tar.xz
 [[ -f $bundle ]] || { echo "error: $bundle missing: run scripts/gpu_bundle.sh on the development machine and carry .gpu_bundle" >&2; exit 1; }

@@ -151,7 +151,7 @@ TEST(CudnnLayersTest, Convolution) {
   };
   conv("num_output: 4 kernel_size: 3 stride: 2 pad: 1", {{2, 3, 7, 6}});
   conv("num_output: 6 kernel_size: 3 group: 3 dilation: 2 pad: 2", {{2, 6, 8, 8}});
-  conv("num_output: 3 kernel_h: 1 kernel_w: 3 stride_h: 2 bias_term: false", {{3, 2, 5, 5}});
+  conv("num_output: 3 kernel_h: 1 kernel_w: 3 stride_h: 2 stride_w: 1 bias_term: false", {{3, 2, 5, 5}});
   conv("num_output: 5 kernel_size: 1", {{2, 4, 3, 3}});
   // Two bottoms share the weights: weight and bias diffs accumulate over both.
   conv("num_output: 2 kernel_size: 2", {{2, 3, 4, 4}, {2, 3, 4, 4}},

@@ -135,9 +135,11 @@ TEST(GpuIwpSelectionTest, ThresholdSelectionMatchesTheCpu) {
       // thresholds below and above everything.
       const float present = x[n / 2];
       for (float threshold : {present, present + 1e-3f, 0.f, -1.f, 1e9f}) {
+        // The host's rule: at or above the threshold, and never a zero (nothing waits
+        // there), so threshold 0 does not select the zeros.
         vector<int32_t> cpu;
         for (int64_t i = 0; i < n; ++i) {
-          if (x[i] >= threshold) cpu.push_back(static_cast<int32_t>(i));
+          if (x[i] >= threshold && x[i] > 0.f) cpu.push_back(static_cast<int32_t>(i));
         }
         const int64_t count = DeviceSelectAtLeast(importance.as<float>(), n, threshold,
                                                   indices.as<int32_t>(), &workspace);

@@ -74,7 +74,8 @@ const char* kNet = R"(
 SolverParameter SolverFor(const string& type, const string& extra, const string& net = kNet) {
   SolverParameter param = ParseSolver("base_lr: 0.01 lr_policy: 'fixed' max_iter: 100 "
                                       "random_seed: 5 display: 0 snapshot_after_train: false "
-                                      "weight_decay: 0.001 " + extra);
+                                      "weight_decay: 0.001");
+  param.MergeFrom(ParseSolver(extra));  // a case's own base_lr replaces the default
   param.set_type(type);
   *param.mutable_net_param() = ParseNet(net);
   return param;

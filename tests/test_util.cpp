@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -48,7 +49,13 @@ SolverParameter ParseSolver(const std::string& text) {
 
 std::string MakeTempDir(const std::string& tag) {
   std::string base = std::string(CAFFE_BINARY_DIR) + "/test_tmp";
-  ::mkdir(base.c_str(), 0755);
+  // A test binary run on another machine (the GPU check carries them) has no build
+  // folder there: the system's temporary folder stands in.
+  if (::mkdir(base.c_str(), 0755) != 0 && errno != EEXIST) {
+    const char* tmp = std::getenv("TMPDIR");
+    base = std::string(tmp && *tmp ? tmp : "/tmp") + "/caffe_test_tmp";
+    ::mkdir(base.c_str(), 0755);
+  }
   std::string pattern = base + "/" + tag + "_XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');

@@ -1,5 +1,6 @@
 // Tops of fixed shapes filled by fillers: constant tops are written once at setup,
-// random ones are redrawn on every Forward from the context's generator.
+// random ones are redrawn on every Forward from the context's generator (on the
+// device in GPU mode, for the uniform and plain Gaussian fillers).
 #ifndef CAFFE_LAYERS_DUMMY_DATA_LAYER_HPP_
 #define CAFFE_LAYERS_DUMMY_DATA_LAYER_HPP_
 
@@ -21,6 +22,13 @@ class DummyDataLayer : public Layer {
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   void Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
                     const vector<Blob*>& bottom) override {}
+#ifdef USE_CUDA
+  // Uniform and Gaussian tops are drawn on the device: a host draw and upload of an
+  // ImageNet-sized batch would take longer than the training step it feeds.
+  void Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
+  void Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
+                    const vector<Blob*>& bottom) override {}
+#endif
 
   vector<FillerParameter> fillers_;  // one per top
   vector<bool> refill_;              // per top: redraw on every Forward

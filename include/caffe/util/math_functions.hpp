@@ -72,6 +72,10 @@ float gpu_asum(int64_t n, const float* x);
 // draw depends only on that generator's state, not on the launch shape. The values
 // differ from what rng_bernoulli draws from the same generator.
 void gpu_rng_bernoulli(int64_t n, float p, std::mt19937_64& rng, unsigned* r);
+// Device counterparts of rng_uniform (in [a, b)) and rng_gaussian, drawn the same way
+// (one seed from the host generator, Philox by element); not the host's values.
+void gpu_rng_uniform(int64_t n, float a, float b, std::mt19937_64& rng, float* y);
+void gpu_rng_gaussian(int64_t n, float mean, float sigma, std::mt19937_64& rng, float* y);
 #endif
 
 }  // namespace math

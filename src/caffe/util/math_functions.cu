@@ -56,6 +56,36 @@ __global__ void BernoulliKernel(long long n, unsigned long long seed, unsigned l
   }
 }
 
+// As BernoulliKernel, four elements per Philox call: y = a + (b - a) u with u the
+// word's top 24 bits over 2^24, in [0, 1) like the host's uniform draw.
+__global__ void UniformKernel(long long n, unsigned long long seed, float a, float b, float* y) {
+  const long long groups = (n + 3) / 4;
+  for (long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x; g < groups;
+       g += (long long)blockDim.x * gridDim.x) {
+    curandStatePhilox4_32_10_t state;
+    curand_init(seed, g, 0, &state);
+    const uint4 bits = curand4(&state);
+    const unsigned words[4] = {bits.x, bits.y, bits.z, bits.w};
+    for (int k = 0; k < 4 && 4 * g + k < n; ++k) {
+      const float u = static_cast<float>(words[k] >> 8) * (1.0f / 16777216.0f);
+      y[4 * g + k] = a + (b - a) * u;
+    }
+  }
+}
+
+__global__ void GaussianKernel(long long n, unsigned long long seed, float mean, float sigma,
+                               float* y) {
+  const long long groups = (n + 3) / 4;
+  for (long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x; g < groups;
+       g += (long long)blockDim.x * gridDim.x) {
+    curandStatePhilox4_32_10_t state;
+    curand_init(seed, g, 0, &state);
+    const float4 z = curand_normal4(&state);
+    const float values[4] = {z.x, z.y, z.z, z.w};
+    for (int k = 0; k < 4 && 4 * g + k < n; ++k) y[4 * g + k] = mean + sigma * values[k];
+  }
+}
+
 __global__ void ScaleKernel(long long n, float alpha, const float* x, float* y) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)blockDim.x * gridDim.x) {
@@ -179,6 +209,20 @@ void gpu_rng_bernoulli(int64_t n, float p, std::mt19937_64& rng, unsigned* r) {
   const double clamped = p < 0.f ? 0.0 : (p > 1.f ? 1.0 : static_cast<double>(p));
   const unsigned long long limit = static_cast<unsigned long long>(clamped * 4294967296.0);
   BernoulliKernel<<<CudaGridBlocks((n + 3) / 4), kCudaThreads>>>(n, seed, limit, r);
+  CUDA_CHECK(cudaPeekAtLastError());
+}
+
+void gpu_rng_uniform(int64_t n, float a, float b, std::mt19937_64& rng, float* y) {
+  const unsigned long long seed = rng();
+  if (n <= 0) return;
+  UniformKernel<<<CudaGridBlocks((n + 3) / 4), kCudaThreads>>>(n, seed, a, b, y);
+  CUDA_CHECK(cudaPeekAtLastError());
+}
+
+void gpu_rng_gaussian(int64_t n, float mean, float sigma, std::mt19937_64& rng, float* y) {
+  const unsigned long long seed = rng();
+  if (n <= 0) return;
+  GaussianKernel<<<CudaGridBlocks((n + 3) / 4), kCudaThreads>>>(n, seed, mean, sigma, y);
   CUDA_CHECK(cudaPeekAtLastError());
 }
 
