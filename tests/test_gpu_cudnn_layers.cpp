@@ -145,9 +145,11 @@ const char kConvFillers[] =
 TEST(CudnnLayersTest, Convolution) {
   SKIP_WITHOUT_GPU();
   auto conv = [](const string& fields, const vector<vector<int64_t>>& shapes,
-                 const string& extra = "") {
+                 const string& extra = "", bool on_device = true) {
+    GpuComparison options;
+    options.expect_device_output = on_device;
     ExpectCudnnMatchesReference("Convolution", "convolution_param", fields + kConvFillers, shapes,
-                                GpuComparison(), extra);
+                                options, extra);
   };
   conv("num_output: 4 kernel_size: 3 stride: 2 pad: 1", {{2, 3, 7, 6}});
   conv("num_output: 6 kernel_size: 3 group: 3 dilation: 2 pad: 2", {{2, 6, 8, 8}});
@@ -156,8 +158,9 @@ TEST(CudnnLayersTest, Convolution) {
   // Two bottoms share the weights: weight and bias diffs accumulate over both.
   conv("num_output: 2 kernel_size: 2", {{2, 3, 4, 4}, {2, 3, 4, 4}},
        "bottom: 'a' bottom: 'b' top: 'c' top: 'd'");
-  // 3-d convolution is not given to cuDNN here: the reference GPU path runs.
-  conv("num_output: 2 kernel_size: 2", {{1, 2, 3, 4, 4}});
+  // 3-d convolution is not given to cuDNN, and n-d convolution has only the host path
+  // (README, "On the GPU"): the layer still runs, on the host, in a GPU net.
+  conv("num_output: 2 kernel_size: 2", {{1, 2, 3, 4, 4}}, "", /*on_device=*/false);
 }
 
 TEST(CudnnLayersTest, ConvolutionAccumulatesWeightDiffsOverCalls) {

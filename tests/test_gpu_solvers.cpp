@@ -55,13 +55,15 @@ TEST(GpuSolverTest, EveryUpdateRuleMatchesItsHostLoop) {
   ExpectRuleMatchesHost(NesterovStepRule{0.9f}, "Nesterov step");
 }
 
-// A small convolutional net on fixed DummyData, so both modes see the same batches.
+// A small convolutional net on DummyData. Its fillers (xavier, msra) are drawn on the
+// host in both modes (uniform and Gaussian tops are drawn on the device in GPU mode,
+// from another stream), so both solvers see the same batches.
 const char* kNet = R"(
   name: 'small'
   layer { name: 'data' type: 'DummyData' top: 'x' top: 'y'
           dummy_data_param { shape { dim: 8 dim: 3 dim: 12 dim: 12 } shape { dim: 8 dim: 10 }
-                             data_filler { type: 'uniform' min: -1 max: 1 }
-                             data_filler { type: 'uniform' min: 0 max: 1 } } }
+                             data_filler { type: 'xavier' }
+                             data_filler { type: 'msra' } } }
   layer { name: 'conv' type: 'Convolution' bottom: 'x' top: 'c' param { lr_mult: 1 } param { lr_mult: 2 decay_mult: 0 }
           convolution_param { num_output: 16 kernel_size: 3 pad: 1 engine: CAFFE
                               weight_filler { type: 'xavier' } bias_filler { type: 'constant' value: 0.1 } } }
@@ -122,7 +124,7 @@ TEST(GpuSolverTest, SteadyStateStepMovesNoParameterBytes) {
   SKIP_WITHOUT_GPU();
   // Constant data, drawn once: the batch itself then stays on the device too.
   string constant_net = kNet;
-  for (const char* filler : {"type: 'uniform' min: -1 max: 1", "type: 'uniform' min: 0 max: 1"}) {
+  for (const char* filler : {"type: 'xavier'", "type: 'msra'"}) {
     constant_net.replace(constant_net.find(filler), std::string(filler).size(),
                          "type: 'constant' value: 0.5");
   }
