@@ -23,6 +23,7 @@
 #include "caffe/layers/lrn_layer.hpp"
 #include "caffe/layers/pooling_layer.hpp"
 #include "caffe/layers/relu_layer.hpp"
+#include "caffe/layers/scale_layer.hpp"
 #include "caffe/layers/sigmoid_layer.hpp"
 #include "caffe/layers/softmax_layer.hpp"
 #include "caffe/layers/tanh_layer.hpp"
@@ -409,6 +410,78 @@ void CompareBatchNorm(const string& fields, const vector<int64_t>& shape, bool i
     cudnn->Backward({gpu_out}, {true}, {&gpu_bottom});
     ExpectClose(ref_bottom.cpu_diff(), gpu_bottom.cpu_diff(), ref_bottom.count(), tolerance,
                 "bottom diff" + at);
+  }
+}
+
+// BatchNorm then Scale, both in place, as in every ResNet: on the device the Scale
+// keeps no copy of its input but reads x_hat from what the BatchNorm keeps (cuDNN: its
+// input copy and the batch statistics; the reference kernel: x_hat itself). The pair
+// on the GPU must match the pair on the CPU after the top is rewritten between forward
+// and backward, as an in-place ReLU would.
+TEST(CudnnLayersTest, ScaleInPlaceAfterBatchNormReadsWhatTheBatchNormKeeps) {
+  SKIP_WITHOUT_GPU();
+  for (const char* engine : {"CUDNN", "CAFFE"}) {
+    SCOPED_TRACE(engine);
+    const string scale_text = "name: 's' type: 'Scale' scale_param { bias_term: true }";
+    auto cpu_bn = LayerRegistry::CreateLayer(
+        MakeLayer("BatchNorm", "batch_norm_param", "", "CAFFE", "phase: TRAIN"));
+    auto cpu_scale = LayerRegistry::CreateLayer(ParseLayer(scale_text));
+    auto gpu_bn = LayerRegistry::CreateLayer(
+        MakeLayer("BatchNorm", "batch_norm_param", "", engine, "phase: TRAIN"), Mode::GPU);
+    auto gpu_scale = LayerRegistry::CreateLayer(ParseLayer(scale_text), Mode::GPU);
+    auto context = MakeGpuContext();
+    gpu_bn->set_context(context);
+    gpu_scale->set_context(context);
+    const vector<int64_t> shape = {4, 3, 5, 2};
+    Blob cpu_x(shape), gpu_x(shape);
+    cpu_bn->SetUp({&cpu_x}, {&cpu_x});
+    cpu_scale->SetUp({&cpu_x}, {&cpu_x});
+    gpu_bn->SetUp({&gpu_x}, {&gpu_x});
+    gpu_scale->SetUp({&gpu_x}, {&gpu_x});
+    cpu_scale->set_bottom_producer(0, cpu_bn.get());
+    gpu_scale->set_bottom_producer(0, gpu_bn.get());
+    for (int b = 0; b < 2; ++b) {
+      Blob* cpu_param = cpu_scale->blobs()[b].get();
+      FillUniform(cpu_param, 0.5f, 2.f, 300 + b);
+      Blob diff(cpu_param->shape());
+      FillUniform(&diff, -1, 1, 310 + b);  // backward must add to these
+      for (Layer* layer : {cpu_scale.get(), gpu_scale.get()}) {
+        Blob* param = layer->blobs()[b].get();
+        std::copy(cpu_param->cpu_data(), cpu_param->cpu_data() + cpu_param->count(),
+                  param->mutable_cpu_data());
+        std::copy(diff.cpu_data(), diff.cpu_data() + diff.count(), param->mutable_cpu_diff());
+      }
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+      const string at = " (pass " + std::to_string(pass) + ")";
+      FillUniform(&cpu_x, -1, 3, 320 + pass);
+      std::copy(cpu_x.cpu_data(), cpu_x.cpu_data() + cpu_x.count(), gpu_x.mutable_cpu_data());
+      cpu_bn->Forward({&cpu_x}, {&cpu_x});
+      cpu_scale->Forward({&cpu_x}, {&cpu_x});
+      gpu_bn->Forward({&gpu_x}, {&gpu_x});
+      gpu_scale->Forward({&gpu_x}, {&gpu_x});
+      ExpectClose(cpu_x.cpu_data(), gpu_x.cpu_data(), cpu_x.count(), 5e-4f, "top" + at);
+      EXPECT_TRUE(static_cast<ScaleLayer*>(gpu_scale.get())->borrows_input()) << at;
+      // The in-place layer after them rewrites the values; the diffs arrive.
+      Blob rewritten(shape), dy(shape);
+      FillUniform(&rewritten, -5, 5, 330 + pass);
+      FillGaussian(&dy, 1.f, 340 + pass);
+      for (Blob* x : {&cpu_x, &gpu_x}) {
+        std::copy(rewritten.cpu_data(), rewritten.cpu_data() + rewritten.count(),
+                  x->mutable_cpu_data());
+        std::copy(dy.cpu_data(), dy.cpu_data() + dy.count(), x->mutable_cpu_diff());
+      }
+      cpu_scale->Backward({&cpu_x}, {true}, {&cpu_x});
+      cpu_bn->Backward({&cpu_x}, {true}, {&cpu_x});
+      gpu_scale->Backward({&gpu_x}, {true}, {&gpu_x});
+      gpu_bn->Backward({&gpu_x}, {true}, {&gpu_x});
+      ExpectClose(cpu_x.cpu_diff(), gpu_x.cpu_diff(), cpu_x.count(), 5e-4f, "bottom diff" + at);
+      for (int b = 0; b < 2; ++b) {
+        ExpectClose(cpu_scale->blobs()[b]->cpu_diff(), gpu_scale->blobs()[b]->cpu_diff(),
+                    cpu_scale->blobs()[b]->count(), 5e-4f,
+                    (b == 0 ? "scale diff" : "bias diff") + at);
+      }
+    }
   }
 }
 

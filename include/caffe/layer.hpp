@@ -80,8 +80,21 @@ class Layer {
   // top reads it instead of saving a second copy of the same values. (With a folded
   // consumer, FoldChannelScaleInto, top[0] itself holds the consumer's output.)
   virtual const float* KeptTopValues() const { return nullptr; }
+  // The device counterpart, for a producer whose top 0 after its last GPU Forward is
+  // a per-channel (axis 1) normalization of values it keeps until its next Forward:
+  // top[0] = (values - mean[c]) * inv_std[c] in channel c, or `values` itself when
+  // mean and inv_std are null. An in-place Scale on that top reads these instead of
+  // copying its input: on ResNet-50 at batch 64 such copies take about 2.7 GB.
+  struct KeptDeviceTop {
+    const float* values = nullptr;  // null: nothing kept
+    const float* mean = nullptr;
+    const float* inv_std = nullptr;
+    int64_t channels = 0;
+  };
+  virtual KeptDeviceTop KeptTopValuesGpu() const { return {}; }
   // The net names, for a bottom, the layer that last wrote it before this one (its
-  // top 0), or nullptr; a layer may read that producer's KeptTopValues in Forward.
+  // top 0), or nullptr; a layer may read that producer's KeptTopValues (or
+  // KeptTopValuesGpu) in Forward.
   virtual void set_bottom_producer(int bottom_index, const Layer* producer) {}
 
   // Folding a per-channel affine map into its producer (Net::FoldChannelScales). A

@@ -30,6 +30,9 @@ class BatchNormLayer : public Layer {
   const float* KeptTopValues() const override {
     return x_norm_kept_ ? x_norm_.cpu_data() : nullptr;
   }
+#ifdef USE_CUDA
+  KeptDeviceTop KeptTopValuesGpu() const override;
+#endif
   // A Scale in place on this layer's top folds into it (Layer::FoldChannelScaleInto):
   // a training forward then writes x_hat to x_norm_ and x_hat * s + b to the top, and
   // backward takes the Scale's factors.
@@ -62,6 +65,7 @@ class BatchNormLayer : public Layer {
   Blob inv_std_;   // 1 / sqrt(variance + eps) (C)
   Blob x_norm_;    // normalized input, kept because in-place layers may overwrite top
   bool x_norm_kept_ = false;  // whether the last CPU Forward wrote x_norm_ (= top[0])
+  bool x_norm_kept_on_device_ = false;  // the same for the last GPU Forward
   std::vector<double> plane_stats_;  // ComputeBatchStatistics' per-plane sums (N x C x 2)
   // A folded consumer (AcceptChannelScaleFold) and what its last Backward handed over:
   // the factor per channel and the sums of dy and dy * x_hat, empty once used.

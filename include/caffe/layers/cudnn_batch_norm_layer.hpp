@@ -14,7 +14,9 @@
 //    a zero mean.
 // A batch of one value per channel in TRAIN (Caffe then skips the m / (m - 1)
 // correction, cuDNN would divide by zero) and sizes past int run the reference GPU path.
-// In place, the input is copied first, because cuDNN's backward needs it.
+// In place, the input is copied first, because cuDNN's backward needs it; an in-place
+// Scale after the layer reads x_hat from that copy and the saved statistics
+// (KeptTopValuesGpu) instead of keeping a copy of its own.
 #ifndef CAFFE_LAYERS_CUDNN_BATCH_NORM_LAYER_HPP_
 #define CAFFE_LAYERS_CUDNN_BATCH_NORM_LAYER_HPP_
 
@@ -32,6 +34,11 @@ class CudnnBatchNormLayer : public BatchNormLayer {
   ~CudnnBatchNormLayer() override;
   // False when the parameters or the current shape run the reference path.
   bool uses_cudnn() const;
+#ifdef USE_CUDA
+  // After a training Forward in place through cuDNN: the input copy and the batch
+  // statistics, from which an in-place Scale recomputes x_hat (see Layer).
+  KeptDeviceTop KeptTopValuesGpu() const override;
+#endif
 
  protected:
 #ifdef USE_CUDA

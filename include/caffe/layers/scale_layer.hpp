@@ -23,9 +23,12 @@ class ScaleLayer : public Layer {
   void set_bottom_producer(int bottom_index, const Layer* producer) override {
     if (bottom_index == 0) input_producer_ = producer;
   }
-  // Whether the last CPU Forward ran in place on values its producer keeps a copy of
-  // (BatchNorm's normalized output), so that it saved no copy of its own.
-  bool borrows_input() const { return borrowed_input_ != nullptr; }
+  // Whether the last Forward ran in place on values its producer keeps a copy of
+  // (BatchNorm's normalized output, or on the device what it is computed from), so
+  // that it saved no copy of its own.
+  bool borrows_input() const {
+    return borrowed_input_ != nullptr || borrowed_device_input_.values != nullptr;
+  }
   // A learned per-channel scale (axis 1, one axis) folds into a producer that accepts
   // it; the fold applies in CPU passes where the producer kept its top (borrowed).
   bool FoldChannelScaleInto(Layer* producer) override;
@@ -56,6 +59,7 @@ class ScaleLayer : public Layer {
   const Layer* input_producer_ = nullptr;
   // x as the producer keeps it, when it does: then saved_input_ stays unallocated.
   const float* borrowed_input_ = nullptr;
+  KeptDeviceTop borrowed_device_input_;  // the same from the producer's GPU Forward
   Layer* fold_producer_ = nullptr;  // see FoldChannelScaleInto
 };
 

@@ -150,6 +150,7 @@ void BatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*
   // the top gets x_hat * s + b in that pass too, and the Scale leaves it as it is.
   float* x_hat = use_global_stats_ ? nullptr : x_norm_.mutable_cpu_data();
   x_norm_kept_ = x_hat != nullptr;
+  x_norm_kept_on_device_ = false;
   float* y = top[0]->mutable_cpu_data();  // may alias x: each element is read once first
   const bool affine = x_hat && fold_scale_blob_;
   const float* fold_s = affine ? fold_scale_blob_->cpu_data() : nullptr;

@@ -135,6 +135,7 @@ __global__ void BatchNormBackwardKernel(BatchNormShape shape, const float* dy,
 
 void BatchNormLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
   x_norm_kept_ = false;  // x_hat is on the device: nothing a host layer may borrow
+  x_norm_kept_on_device_ = false;
   if (channels_ == 0) {
     // No block to launch, but a pass with batch statistics still counts in the
     // normalizer, as on the host (the kernel's block 0 does this otherwise).
@@ -163,6 +164,16 @@ void BatchNormLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*
       mean_.mutable_gpu_data(), variance_.mutable_gpu_data(), inv_std_.mutable_gpu_data(), y,
       x_hat);
   CUDA_CHECK(cudaPeekAtLastError());
+  x_norm_kept_on_device_ = x_hat != nullptr;
+}
+
+Layer::KeptDeviceTop BatchNormLayer::KeptTopValuesGpu() const {
+  KeptDeviceTop kept;
+  if (x_norm_kept_on_device_) {
+    kept.values = x_norm_.gpu_data();
+    kept.channels = channels_;
+  }
+  return kept;
 }
 
 void BatchNormLayer::Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,

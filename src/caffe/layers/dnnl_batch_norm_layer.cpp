@@ -102,6 +102,7 @@ void DnnlBatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<B
   // Layers running in place after this one overwrite the top: keep x_hat.
   math::copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
   x_norm_kept_ = true;
+  x_norm_kept_on_device_ = false;
   UpdateRunningStatistics();
 }
 

@@ -25,25 +25,38 @@ __global__ void ScaleBackwardKernel(int64_t n, int64_t dim, int64_t inner, const
 }
 
 // Term j of scale entry d's gradient: dy * x (or dy alone, for the bias) at position
-// (o, d, i) with j = o * inner + i.
+// (o, d, i) with j = o * inner + i. With mean and inv_std, x is what a normalizing
+// producer kept, and the Scale's input was (x - mean[d]) * inv_std[d].
 struct ScaleGradientTerm {
   const float* dy;
   const float* x;  // null: the bias gradient
   int64_t dim, inner;
+  const float* mean = nullptr;
+  const float* inv_std = nullptr;
   __device__ double operator()(int64_t d, int64_t j) const {
     const int64_t index = ((j / inner) * dim + d) * inner + j % inner;
-    return x ? double(dy[index]) * x[index] : double(dy[index]);
+    if (!x) return double(dy[index]);
+    const float input = mean ? (x[index] - mean[d]) * inv_std[d] : x[index];
+    return double(dy[index]) * input;
   }
 };
 
 }  // namespace
 
 void ScaleLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
-  borrowed_input_ = nullptr;  // the device path saves its own copy
+  borrowed_input_ = nullptr;  // host values are no use here
+  borrowed_device_input_ = {};
   const int64_t count = top[0]->count();
-  // In place, the scale gradient still needs x: keep a copy before it is overwritten.
+  // In place, the scale gradient still needs x. A producer that keeps x per channel
+  // (BatchNorm) serves it; else keep a copy before it is overwritten.
   if (bottom[0] == top[0]) {
-    math::gpu_copy(count, bottom[0]->gpu_data(), saved_input_.mutable_gpu_data());
+    if (input_producer_ && axis_ == 1) {
+      const KeptDeviceTop kept = input_producer_->KeptTopValuesGpu();
+      if (kept.values && kept.channels == dim_) borrowed_device_input_ = kept;
+    }
+    if (!borrowed_device_input_.values) {
+      math::gpu_copy(count, bottom[0]->gpu_data(), saved_input_.mutable_gpu_data());
+    }
   }
   const float* bias = bias_term_ ? blobs_[bias_param_id_]->gpu_data() : nullptr;
   ScaleForwardKernel<<<CudaGridBlocks(count), kCudaThreads>>>(
@@ -60,11 +73,17 @@ void ScaleLayer::Backward_gpu(const vector<Blob*>& top, const vector<bool>& prop
   const bool bias_grad = bias_term_ && param_propagate_down(bias_param_id_);
   // Parameter gradients first: in place, dx overwrites dy.
   if (scale_grad) {
-    const float* x = bottom[0] == top[0] ? saved_input_.gpu_data() : bottom[0]->gpu_data();
+    ScaleGradientTerm term{dy, bottom[0]->gpu_data(), dim_, inner_};
+    if (borrowed_device_input_.values) {
+      term.x = borrowed_device_input_.values;
+      term.mean = borrowed_device_input_.mean;
+      term.inv_std = borrowed_device_input_.inv_std;
+    } else if (bottom[0] == top[0]) {
+      term.x = saved_input_.gpu_data();
+    }
     // A scale bottom's diff is overwritten; a learned scale accumulates.
     float* ds = scale_from_bottom ? bottom[1]->mutable_gpu_diff() : blobs_[0]->mutable_gpu_diff();
-    SegmentSum(dim_, outer_ * inner_, ScaleGradientTerm{dy, x, dim_, inner_}, 1.0,
-               !scale_from_bottom, ds);
+    SegmentSum(dim_, outer_ * inner_, term, 1.0, !scale_from_bottom, ds);
   }
   if (bias_grad) {
     SegmentSum(dim_, outer_ * inner_, ScaleGradientTerm{dy, nullptr, dim_, inner_}, 1.0, true,
