@@ -4,7 +4,7 @@
 # importance-weighted pruning (IWP) of the gradient exchange, and prints the test
 # accuracy, the compression ratios and the time it took.
 #
-#   scripts/quickstart.sh            # 4 ranks, IWP at density 1/40, FP16 values
+#   scripts/quickstart.sh            # 4 ranks, IWP (every rank leads, 1/46, FP16 values)
 #   NP=2 scripts/quickstart.sh       # another rank count
 #   SOLVER=models/lenet_fashion/solver_dense.prototxt NP=1 scripts/quickstart.sh
 set -euo pipefail

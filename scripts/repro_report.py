@@ -246,15 +246,33 @@ def merged_rows(new_rows, out_dir):
 
 
 def per_net_notes(rows):
-    """Per net: the settings its IWP rows ran with and the command that made its rows."""
-    notes, seen = [], set()
+    """Per net: the settings its IWP rows ran with. Where a net's rows ran with different
+    settings (its shipped solver changed between reports, and older rows were kept),
+    one note per set: the most common set covers "the other rows", and each other set
+    names its rows, so no row is read against settings it did not run with."""
+    groups = {}  # net -> [settings, [row names]] in the order of first appearance
     for row in rows:
-        net = net_of(row["model"])
-        if net in seen:
+        if not row["settings"]:
             continue
-        seen.add(net)
-        if row["settings"]:
-            notes.append("%s settings: %s." % (net, row["settings"]))
+        entries = groups.setdefault(net_of(row["model"]), [])
+        name = "%s %s N=%s" % (row["model"], row["label"], row["N"])
+        for entry in entries:
+            if entry[0] == row["settings"]:
+                entry[1].append(name)
+                break
+        else:
+            entries.append([row["settings"], [name]])
+    notes = []
+    for net, entries in groups.items():
+        if len(entries) == 1:
+            notes.append("%s settings: %s." % (net, entries[0][0]))
+            continue
+        most = max(range(len(entries)), key=lambda i: len(entries[i][1]))
+        for i, (settings, names) in enumerate(entries):
+            if i == most:
+                notes.append("%s settings of the other %d rows: %s." % (net, len(names), settings))
+            else:
+                notes.append("%s settings of %s: %s." % (net, "; ".join(names), settings))
     return notes
 
 

@@ -134,6 +134,24 @@ class ReproReportTest(unittest.TestCase):
         self.assertIn("MODELS=net_b run", readme)
         self.assertIn("net_a settings: sync_param { density: 0.025 }.", readme)
 
+    def test_rows_made_with_other_settings_are_named_in_the_notes(self):
+        # net_a's IWP row is remade after its solver changed; the older row stays.
+        self.report(self.manifest("a", [
+            ("net_a", "DENSE", "DENSE", 1, 0.90, 1, 1000),
+            ("net_a", "IWP", "IWP", 1, 0.89, 60, 20),
+            ("net_a", "IWP", "IWP, density / 2", 1, 0.88, 120, 10)]),
+            "--merge", "--settings", "net_a=sync_param { density: 0.025 }")
+        self.report(self.manifest("b", [
+            ("net_a", "DENSE", "DENSE", 1, 0.90, 1, 1000),
+            ("net_a", "IWP", "IWP", 1, 0.895, 60, 20)]),
+            "--merge", "--settings", "net_a=sync_param { density: 0.02 leader: EVERY_RANK }")
+        with open(os.path.join(self.out, "TABLE.md")) as f:
+            table = f.read()
+        self.assertIn("net_a settings of net_a IWP, density / 2 N=4: "
+                      "sync_param { density: 0.025 }.", table)
+        self.assertIn("net_a settings of the other 2 rows: "
+                      "sync_param { density: 0.02 leader: EVERY_RANK }.", table)
+
     def test_merge_replaces_a_remade_row_in_place_and_adds_a_new_part_after_its_net(self):
         self.report(self.manifest("a", [
             ("net_a", "DENSE", "DENSE", 1, 0.90, 1, 1000),
