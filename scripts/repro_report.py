@@ -250,26 +250,19 @@ def per_net_notes(rows):
     settings (its shipped solver changed between reports, and older rows were kept),
     one note per set: the most common set covers "the other rows", and each other set
     names its rows, so no row is read against settings it did not run with."""
-    groups = {}  # net -> [settings, [row names]] in the order of first appearance
+    groups = {}  # net -> {settings: [row names]}, both in the order of first appearance
     for row in rows:
-        if not row["settings"]:
-            continue
-        entries = groups.setdefault(net_of(row["model"]), [])
-        name = "%s %s N=%s" % (row["model"], row["label"], row["N"])
-        for entry in entries:
-            if entry[0] == row["settings"]:
-                entry[1].append(name)
-                break
-        else:
-            entries.append([row["settings"], [name]])
+        if row["settings"]:
+            names = groups.setdefault(net_of(row["model"]), {}).setdefault(row["settings"], [])
+            names.append("%s %s N=%s" % (row["model"], row["label"], row["N"]))
     notes = []
-    for net, entries in groups.items():
-        if len(entries) == 1:
-            notes.append("%s settings: %s." % (net, entries[0][0]))
+    for net, by_settings in groups.items():
+        if len(by_settings) == 1:
+            notes.append("%s settings: %s." % (net, next(iter(by_settings))))
             continue
-        most = max(range(len(entries)), key=lambda i: len(entries[i][1]))
-        for i, (settings, names) in enumerate(entries):
-            if i == most:
+        most = max(by_settings, key=lambda settings: len(by_settings[settings]))
+        for settings, names in by_settings.items():
+            if settings == most:
                 notes.append("%s settings of the other %d rows: %s." % (net, len(names), settings))
             else:
                 notes.append("%s settings of %s: %s." % (net, "; ".join(names), settings))
