@@ -9,8 +9,7 @@
 #ifdef USE_DNNL
 
 #include "caffe/layers/convolution_layer.hpp"
-#include "caffe/util/dnnl_context.hpp"
-#include "caffe/util/dnnl_conv_common.hpp"
+#include "caffe/layers/dnnl_conv_primitives.hpp"
 
 namespace caffe {
 
@@ -28,36 +27,12 @@ class DnnlConvolutionLayer : public ConvolutionLayer {
 
  private:
   bool Supported(const vector<Blob*>& bottom) const;
-  void BuildForward();
-  // Backward primitives are built on first use: test-only nets never need them.
-  void BuildBackward();
 
   bool supported_ = false;
-  bool backward_built_ = false;
   // What the primitives were built for; a change rebuilds them.
   vector<int64_t> built_shape_;
   int built_threads_ = 0;
-
-  dnnl::memory::dims src_dims_, weights_dims_, bias_dims_, dst_dims_;
-  dnnl::memory::dims strides_, dilates_, padding_l_, padding_r_;
-
-  dnnl::convolution_forward::primitive_desc fwd_pd_;
-  dnnl::convolution_forward fwd_;
-  DnnlScratchBridge fwd_src_, fwd_weights_, fwd_dst_;
-  dnnl::memory bias_;
-
-  dnnl::convolution_backward_data bwd_data_;
-  DnnlScratchBridge bwd_data_diff_dst_, bwd_data_weights_, bwd_data_diff_src_;
-  dnnl::convolution_backward_weights bwd_weights_;
-  DnnlScratchBridge bwd_weights_src_, bwd_weights_diff_dst_, bwd_weights_diff_weights_;
-  // Both backward primitives want the output gradient in the same layout, so the
-  // one reorder made for the weight gradient also serves the input gradient.
-  bool bwd_data_reuses_diff_dst_ = false;
-  dnnl::memory diff_bias_;
-  // oneDNN overwrites weight gradients; Caffe accumulates them. oneDNN writes the
-  // weight gradient into a shared scratch slot and the bias gradient here, and both
-  // are added to the blobs' diffs.
-  Blob bias_diff_scratch_;
+  DnnlConvPrimitives<DnnlConvolutionOps> primitives_;
 };
 
 }  // namespace caffe
