@@ -146,6 +146,26 @@ TEST_F(CaffeToolTest, TrainSnapshotsResumesAndTests) {
   ASSERT_EQ(RunCaffe("device_query", &out), 0) << out;
 }
 
+// The Final line's test scores come from the last test pass; when that pass was not
+// at the last iteration, the line says which iteration it was.
+TEST_F(CaffeToolTest, FinalLineNamesTheIterationOfAnEarlierTest) {
+  const string base = "net: '" + dir_ + "/net.prototxt'\nbase_lr: 0.01\nlr_policy: 'fixed'\n"
+                      "max_iter: 20\ntest_iter: 2\nrandom_seed: 1\nsolver_mode: CPU\n"
+                      "snapshot_after_train: false\n";
+  WriteFileAtomically(dir_ + "/tested_at_15.prototxt", base + "test_interval: 15\n");
+  WriteFileAtomically(dir_ + "/tested_at_20.prototxt", base + "test_interval: 10\n");
+  string out;
+  ASSERT_EQ(RunCaffe("train -solver " + dir_ + "/tested_at_15.prototxt", &out), 0) << out;
+  EXPECT_TRUE(std::regex_search(
+      out, std::regex(R"(Final: iteration 20, train loss [0-9.e+-]+, last test at iteration 15, )"
+                      R"(test 0/loss = [0-9.e+-]+)")))
+      << out;
+  ASSERT_EQ(RunCaffe("train -solver " + dir_ + "/tested_at_20.prototxt", &out), 0) << out;
+  EXPECT_TRUE(std::regex_search(
+      out, std::regex(R"(Final: iteration 20, train loss [0-9.e+-]+, test 0/loss = [0-9.e+-]+)")))
+      << out;
+}
+
 // BVLC's log tools (tools/extra/parse_log.py, extract_seconds.py) read Caffe's glog
 // prefix as month-day without a year, then the time to microseconds, the thread, the
 // source file and line; and they look for the Solving, Iteration, lr and Train net

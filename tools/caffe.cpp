@@ -235,6 +235,11 @@ int Train() {
   solver->Solve(FLAGS_snapshot);
   std::ostringstream summary;
   summary << "Final: iteration " << solver->iter() << ", train loss " << solver->smoothed_loss();
+  if (!solver->last_test_scores().empty() && solver->last_test_iter() != solver->iter()) {
+    // No test ran at the end (max_iter is not a multiple of test_interval): say
+    // which iteration the scores belong to, so that they are not read as final.
+    summary << ", last test at iteration " << solver->last_test_iter();
+  }
   for (const auto& score : solver->last_test_scores()) {
     summary << ", test " << score.first << " = " << score.second;
   }

@@ -44,6 +44,8 @@ class Solver {
   float smoothed_loss() const { return smoothed_loss_; }
   // Scores of the last TestAll, by "net#/output" name (e.g. "0/accuracy").
   const std::map<string, float>& last_test_scores() const { return last_test_scores_; }
+  // The iteration those scores were taken at; -1 before the first test.
+  int last_test_iter() const { return last_test_iter_; }
   Context& context() const { return *context_; }
 
   // The rate the policy gives at the current iteration, with warm-up applied.
@@ -108,6 +110,7 @@ class Solver {
   vector<float> losses_;
   float smoothed_loss_ = 0;
   std::map<string, float> last_test_scores_;
+  int last_test_iter_ = -1;
   std::chrono::steady_clock::time_point display_start_;
   int display_start_iter_ = 0;
   HostDeviceTransfers display_start_transfers_;

@@ -476,6 +476,7 @@ void Solver::AverageDataStatistics() {
 
 void Solver::TestAll() {
   last_test_scores_.clear();
+  last_test_iter_ = iter_;
   for (size_t i = 0; i < test_nets_.size() && !requested_early_exit_; ++i) {
     Test(static_cast<int>(i));
   }
