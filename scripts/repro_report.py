@@ -108,6 +108,11 @@ def read_runs(manifest):
             log = parse_log.parse_file(row["log"])
             if log.final is None:
                 raise SystemExit("error: %s has no Final line (run did not finish)" % row["log"])
+            if "last_test_iteration" in log.final:
+                raise SystemExit("error: %s: the last test ran at iteration %d, not at the last "
+                                 "(%d); top-1 must come from the trained model"
+                                 % (row["log"], log.final["last_test_iteration"],
+                                    log.final["iteration"]))
             n = int(row["N"])
             steady = None
             if row.get("sync_stats") and os.path.isfile(row["sync_stats"]):

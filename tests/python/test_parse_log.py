@@ -126,6 +126,13 @@ class FinalLineShapes(unittest.TestCase):
         final = parse_log.parse_lines([line]).final
         self.assertEqual(final, {"iteration": 5, "test": {}, "train_loss": 0.5})
 
+    def test_scores_of_an_earlier_test(self):
+        line = ("I0101 00:00:01.000000 1 caffe.cpp:1] Final: iteration 20, train loss 0.5, "
+                "last test at iteration 15, test 0/loss = 0.25\n")
+        final = parse_log.parse_lines([line]).final
+        self.assertEqual(final, {"iteration": 20, "test": {"0/loss": 0.25}, "train_loss": 0.5,
+                                 "last_test_iteration": 15})
+
 
 class EdgeCases(unittest.TestCase):
     def test_mpirun_tags_and_second_test_net(self):

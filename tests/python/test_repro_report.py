@@ -190,6 +190,23 @@ class ReproReportTest(unittest.TestCase):
         rows = self.report(self.manifest("b", [("net_b", "DENSE", "DENSE", 1, 0.93, 1, 5000)]))
         self.assertEqual(sorted(rows), [("net_b", "DENSE")])
 
+    def test_a_run_whose_last_test_was_not_at_its_end_is_an_error(self):
+        path = os.path.join(self.dir, "early.log")
+        with open(path, "w") as f:
+            f.write("I20261203 10:00:00.000000 1 caffe.cpp:173] Final: iteration 100, train loss "
+                    "0.5, last test at iteration 60, test 0/accuracy = 0.9\n")
+        manifest = os.path.join(self.dir, "m.csv")
+        with open(manifest, "w", newline="") as f:
+            writer = csv.writer(f, lineterminator="\n")
+            writer.writerow(["model", "method", "label", "N", "seed", "iters", "steady_from",
+                             "log", "sync_stats", "wall_s"])
+            writer.writerow(["net_a", "DENSE", "DENSE", 4, 1, 100, 0, path, "", 1])
+        done = subprocess.run([sys.executable, REPORT, "--manifest", manifest, "--out", self.out,
+                               "--no-plots"], capture_output=True, text=True)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("early.log: the last test ran at iteration 60, not at the last (100)",
+                      done.stderr)
+
     def test_a_rows_file_without_a_column_is_a_clear_error(self):
         os.makedirs(self.out)
         with open(os.path.join(self.out, "rows.csv"), "w") as f:
