@@ -58,7 +58,7 @@
 # RANDOMK SCALECOM POWERSGD; IWP is layer-wise IWP and also gates the vmr_exponent rows).
 #
 # Finished runs are kept in results/fashion/runs/ and not run again while their
-# solver file is unchanged, so an interrupted full run resumes where it stopped
+# solver file's settings are unchanged (comments aside), so an interrupted full run resumes where it stopped
 # (--fresh starts over). --out DIR writes elsewhere (the ctest uses a temporary folder). Environment: CAFFE_BUILD (default <repo>/build) must hold
 # tools/caffe and tools/convert_idx; MPIRUN (default mpirun).
 set -euo pipefail
@@ -205,10 +205,15 @@ run() {
   run_solver "$model" "$method" "$label" "$n" "$seed" "$iters" "$steady"
 }
 
+# solver_settings FILE: a solver file without its comments and blank lines.
+solver_settings() { sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$1"; }
+
 # finished_before NAME: the run NAME finished (wall time and Final: line) with the
-# solver now written to NAME.prototxt.new.
+# settings of the solver now written to NAME.prototxt.new (the shipped solvers'
+# comments are copied into the run's file, and rewording them changes no run).
 finished_before() {
-  [[ -f $runs/$1.wall && -f $runs/$1.prototxt ]] && cmp -s "$runs/$1.prototxt" "$runs/$1.prototxt.new" &&
+  [[ -f $runs/$1.wall && -f $runs/$1.prototxt ]] &&
+    cmp -s <(solver_settings "$runs/$1.prototxt") <(solver_settings "$runs/$1.prototxt.new") &&
     grep -q "Final:" "$runs/$1.log"
 }
 

@@ -48,7 +48,7 @@
 # running beside it; batch 16 on 4 ranks took 13 minutes beside another run,
 # batch 64 on 8 ranks should take about twice the 4-rank run, not yet measured);
 # the default set is 31 LeNet and 28 ResNet-20 runs, about 9 hours. Finished runs are kept and
-# reused while their solver files are unchanged.
+# reused while their solver files' settings are unchanged (comments aside).
 
 read -r -a parts <<< "${PARTS:-main stretch robustness ranks ablation}"
 read -r -a stretch_seeds <<< "${STRETCH_SEEDS:-1}"

@@ -94,4 +94,14 @@ assert ratio(rows[("IWP (layer-wise)", 4)], 6) > 2 * ratio(rows[("TOPK_ALLGATHER
 assert ratio(rows[("TOPK_ALLGATHER", 2)], 6) > ratio(rows[("TOPK_ALLGATHER", 4)], 6)
 print("TABLE.md ok: %d rows" % len(rows))
 EOF
+
+# A finished run is reused while its solver's settings are unchanged: a comment added
+# to the solver (as when a shipped solver's comments are reworded) keeps it.
+first=$(ls "$out/runs/"*.prototxt | head -1)
+name=$(basename "$first" .prototxt)
+echo "# a comment written after the run" >> "$first"
+CAFFE_BUILD=$build "$repo/scripts/reproduce_fashion.sh" --quick --out "$out" > "$out/again.log" 2>&1 \
+  || { tail -40 "$out/again.log" >&2; fail "reproduce_fashion.sh --quick, run again, exited non-zero"; }
+grep -q "^$name: done before" "$out/again.log" \
+  || { cat "$out/again.log" >&2; fail "$name trained again after a comment changed in its solver"; }
 echo "PASS: reproduce_fashion --quick"
