@@ -36,7 +36,7 @@
 
 #ifdef USE_DNNL
 #include "caffe/layers/dnnl_batch_norm_layer.hpp"
-#include "caffe/layers/dnnl_convolution_layer.hpp"
+#include "caffe/layers/dnnl_conv_layer.hpp"
 #include "caffe/layers/dnnl_inner_product_layer.hpp"
 #include "caffe/layers/dnnl_lrn_layer.hpp"
 #include "caffe/layers/dnnl_pooling_layer.hpp"

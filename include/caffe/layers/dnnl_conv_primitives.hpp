@@ -16,11 +16,17 @@
 
 namespace caffe {
 
+// Each family also says how Caffe's weight blob reads in oneDNN's terms, so that the
+// weights are used where they lie or reordered once at the boundary.
 struct DnnlConvolutionOps {
   using Forward = dnnl::convolution_forward;
   using BackwardData = dnnl::convolution_backward_data;
   using BackwardWeights = dnnl::convolution_backward_weights;
   static constexpr dnnl::algorithm kAlgorithm = dnnl::algorithm::convolution_direct;
+  // Caffe's weights, out x in/group x kh x kw.
+  static constexpr dnnl::memory::format_tag kBlobWeightsTag = dnnl::memory::format_tag::oihw;
+  static constexpr dnnl::memory::format_tag kGroupedBlobWeightsTag =
+      dnnl::memory::format_tag::goihw;
 };
 
 struct DnnlDeconvolutionOps {
@@ -28,6 +34,10 @@ struct DnnlDeconvolutionOps {
   using BackwardData = dnnl::deconvolution_backward_data;
   using BackwardWeights = dnnl::deconvolution_backward_weights;
   static constexpr dnnl::algorithm kAlgorithm = dnnl::algorithm::deconvolution_direct;
+  // Caffe's weights, in x out/group x kh x kw.
+  static constexpr dnnl::memory::format_tag kBlobWeightsTag = dnnl::memory::format_tag::iohw;
+  static constexpr dnnl::memory::format_tag kGroupedBlobWeightsTag =
+      dnnl::memory::format_tag::giohw;
 };
 
 // One layer's geometry in oneDNN's terms.
