@@ -22,7 +22,9 @@ Every report also writes DIR/rows.csv, one line per table row at full precision 
 the seeds, the settings and the command that made it. With --merge, the rows of nets
 that this manifest does not hold (by model, label and N) are read back from there and
 kept, so one net or one part can be (re)run without the others' runs on disk: `runs/`
-is not committed, rows.csv is. --plot-tag names this report's plots apart from the
+is not committed, rows.csv is. A row made again keeps the seeds of its earlier line that
+this manifest lacks (its per-seed top-1 is kept in rows.csv), so seeds 2 and 3 run
+today join seed 1 run on another day; a seed run again replaces its earlier result. --plot-tag names this report's plots apart from the
 kept ones of the same net.
 """
 
@@ -169,9 +171,11 @@ def _bytes(value):
 
 ROW_FIELDS = ["model", "label", "method", "N", "iters", "seeds", "top1_mean", "top1_std",
               "nominal", "wire", "bytes", "age_max", "age_mean", "wall", "steady", "settings",
-              "command", "compute_ms"]
+              "command", "compute_ms", "top1_by_seed"]
 # Columns a rows.csv written before they existed may lack (read back as None).
-NEWER_ROW_FIELDS = {"compute_ms"}
+NEWER_ROW_FIELDS = {"compute_ms", "top1_by_seed"}
+# The columns that are means over a row's seeds.
+MEAN_FIELDS = ("nominal", "wire", "bytes", "age_max", "age_mean", "wall", "compute_ms")
 
 
 def summarize(runs, settings, command):
@@ -192,8 +196,82 @@ def summarize(runs, settings, command):
             "compute_ms": mean_std([r["compute_ms"] for r in rs])[0],
             "steady": all(r["steady"] for r in rs),
             "settings": settings.get(model, ""), "command": command,
+            "top1_by_seed": format_by_seed({r["seed"]: r["top1"] for r in rs}),
         })
     return rows
+
+
+def format_by_seed(top1s):
+    """{seed: top-1} as rows.csv keeps it: "1:0.9325 2:0.9331"."""
+    return " ".join("%d:%r" % (seed, top1s[seed]) for seed in sorted(top1s)
+                    if top1s[seed] is not None)
+
+
+def top1_by_seed(row):
+    """{seed: top-1} of a row, or None where a row from before the column had several
+    seeds (only their mean and spread are known)."""
+    if row.get("top1_by_seed"):
+        return {int(seed): float(value) for seed, value in
+                (item.split(":") for item in row["top1_by_seed"].split())}
+    seeds = [int(seed) for seed in row["seeds"].split()]
+    if len(seeds) == 1 and row["top1_mean"] is not None:
+        return {seeds[0]: row["top1_mean"]}
+    return None
+
+
+def pooled_mean_std(count_a, mean_a, std_a, count_b, mean_b, std_b):
+    """The mean and sample standard deviation of two sets of values known only by their
+    counts, means and sample standard deviations (None for a single value)."""
+    count = count_a + count_b
+    total = count_a * mean_a + count_b * mean_b
+    squares = sum((n - 1) * (sd or 0.0) ** 2 + n * m * m
+                  for n, m, sd in ((count_a, mean_a, std_a), (count_b, mean_b, std_b)))
+    mean = total / count
+    return mean, math.sqrt(max(0.0, (squares - count * mean * mean) / (count - 1)))
+
+
+def with_earlier_seeds(earlier, fresh):
+    """A remade row with the seeds of its earlier row that this report did not run
+    again, so that seeds run on different days (or machines) add up to one row. A seed
+    run again replaces its earlier result. The earlier row is dropped instead where it
+    ran other settings, another length, or where its overlapping seeds cannot be told
+    apart (a row from before per-seed top-1 was kept)."""
+    if (earlier["settings"] and fresh["settings"] and earlier["settings"] != fresh["settings"]) \
+            or earlier["iters"] != fresh["iters"] or earlier["top1_mean"] is None \
+            or fresh["top1_mean"] is None:
+        return fresh
+    fresh_seeds = {int(seed) for seed in fresh["seeds"].split()}
+    earlier_seeds = [int(seed) for seed in earlier["seeds"].split()]
+    kept = [seed for seed in earlier_seeds if seed not in fresh_seeds]
+    if not kept:
+        return fresh
+    earlier_top1 = top1_by_seed(earlier)
+    if earlier_top1 is None and len(kept) < len(earlier_seeds):
+        return fresh
+    row = dict(fresh)
+    seeds = sorted(fresh_seeds | set(kept))
+    row["seeds"] = " ".join(str(seed) for seed in seeds)
+    fresh_top1 = top1_by_seed(fresh) or {}
+    if earlier_top1 is not None:
+        top1s = {seed: earlier_top1[seed] for seed in kept}
+        top1s.update(fresh_top1)
+        row["top1_mean"], row["top1_std"] = mean_std([top1s[seed] for seed in sorted(top1s)])
+        row["top1_by_seed"] = format_by_seed(top1s)
+    else:
+        row["top1_mean"], row["top1_std"] = pooled_mean_std(
+            len(kept), earlier["top1_mean"], earlier["top1_std"],
+            len(fresh_seeds), fresh["top1_mean"], fresh["top1_std"])
+        row["top1_by_seed"] = ""
+    for key in MEAN_FIELDS:
+        parts = [(n, value) for n, value in ((len(kept), earlier[key]),
+                                             (len(fresh_seeds), fresh[key])) if value is not None]
+        row[key] = (sum(n * value for n, value in parts) / sum(n for n, _ in parts)
+                    if parts else None)
+    row["steady"] = earlier["steady"] and fresh["steady"]
+    row["settings"] = fresh["settings"] or earlier["settings"]
+    if earlier["command"] and earlier["command"] != fresh["command"]:
+        row["command"] = "%s; then %s" % (earlier["command"], fresh["command"])
+    return row
 
 
 def _float_or_none(text):
@@ -237,13 +315,15 @@ def net_of(model):
 
 
 def merged_rows(new_rows, out_dir):
-    """rows.csv's rows, each one this report made again replaced where it stood, and the
-    new rows after the last row of their net (at the end for a net rows.csv lacks)."""
+    """rows.csv's rows, each one this report made again replaced where it stood (keeping
+    the earlier row's other seeds, with_earlier_seeds), and the new rows after the last
+    row of their net (at the end for a net rows.csv lacks)."""
     path = os.path.join(out_dir, "rows.csv")
     if not os.path.isfile(path):
         return new_rows
     fresh = collections.OrderedDict((row_key(r), r) for r in new_rows)
-    merged = [fresh.pop(row_key(r), r) for r in read_rows(path)]
+    merged = [with_earlier_seeds(r, fresh.pop(row_key(r))) if row_key(r) in fresh else r
+              for r in read_rows(path)]
     for key, row in fresh.items():
         same_net = [i for i, r in enumerate(merged) if net_of(r["model"]) == net_of(row["model"])]
         merged.insert(same_net[-1] + 1 if same_net else len(merged), row)

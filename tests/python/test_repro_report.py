@@ -157,17 +157,75 @@ class ReproReportTest(unittest.TestCase):
             ("net_a", "DENSE", "DENSE", 1, 0.90, 1, 1000),
             ("net_a", "IWP", "IWP", 1, 0.89, 60, 20),
             ("net_b", "DENSE", "DENSE", 1, 0.50, 1, 5000)]), "--merge")
-        # A second part of net_a: one row made again, one new.
+        # A second part of net_a: one row made again (the same seed), one new.
         self.report(self.manifest("b", [
             ("net_a", "SCALECOM", "SCALECOM, beta 1", 1, 0.87, 60, 20),
-            ("net_a", "IWP", "IWP", 2, 0.91, 60, 20)]), "--merge", "--plot-tag", "methods")
+            ("net_a", "IWP", "IWP", 1, 0.91, 60, 20)]), "--merge", "--plot-tag", "methods")
         with open(os.path.join(self.out, "rows.csv")) as f:
             order = [(r["model"], r["label"], r["seeds"]) for r in csv.DictReader(f)]
-        self.assertEqual(order, [("net_a", "DENSE", "1"), ("net_a", "IWP", "2"),
+        self.assertEqual(order, [("net_a", "DENSE", "1"), ("net_a", "IWP", "1"),
                                  ("net_a", "SCALECOM, beta 1", "1"), ("net_b", "DENSE", "1")])
         rows = self.table_rows()
         self.assertEqual(rows[("net_a", "IWP")][8], "+1.00")
         self.assertEqual(rows[("net_a", "SCALECOM, beta 1")][8], "-3.00")
+
+    def test_seeds_run_later_join_the_earlier_seeds_of_their_row(self):
+        self.report(self.manifest("a", [
+            ("net_a", "DENSE", "DENSE", 1, 0.90, 1, 1000),
+            ("net_a", "IWP", "IWP", 1, 0.89, 60, 20)]), "--merge", "--command", "day 1")
+        self.report(self.manifest("b", [
+            ("net_a", "IWP", "IWP", 2, 0.91, 60, 40),
+            ("net_a", "IWP", "IWP", 3, 0.93, 60, 60)]), "--merge", "--command", "day 2")
+        with open(os.path.join(self.out, "rows.csv")) as f:
+            iwp = [r for r in csv.DictReader(f) if r["label"] == "IWP"]
+        self.assertEqual(len(iwp), 1)
+        self.assertEqual(iwp[0]["seeds"], "1 2 3")
+        self.assertAlmostEqual(float(iwp[0]["top1_mean"]), 0.91)
+        self.assertAlmostEqual(float(iwp[0]["top1_std"]), 0.02)
+        self.assertAlmostEqual(float(iwp[0]["bytes"]), 40.0)  # (20 + 40 + 60) / 3
+        self.assertEqual(iwp[0]["command"], "day 1; then day 2")
+        self.assertEqual(self.table_rows()[("net_a", "IWP")][7], "91.00 ± 2.00")
+        # Seed 2 run again replaces its earlier result and keeps seeds 1 and 3.
+        self.report(self.manifest("c", [("net_a", "IWP", "IWP", 2, 0.96, 60, 40)]),
+                    "--merge", "--command", "day 2")
+        with open(os.path.join(self.out, "rows.csv")) as f:
+            iwp = [r for r in csv.DictReader(f) if r["label"] == "IWP"][0]
+        self.assertEqual(iwp["seeds"], "1 2 3")
+        self.assertAlmostEqual(float(iwp["top1_mean"]), (0.89 + 0.96 + 0.93) / 3)
+
+    def test_seeds_join_by_their_pooled_spread_where_only_the_mean_was_kept(self):
+        self.report(self.manifest("a", [("net_a", "IWP", "IWP", s, a, 60, 20)
+                                        for s, a in ((1, 0.90), (2, 0.92))]), "--merge")
+        # A rows.csv from before per-seed top-1 was kept.
+        path = os.path.join(self.out, "rows.csv")
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        for row in rows:
+            del row["top1_by_seed"]
+        with open(path, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+        self.report(self.manifest("b", [("net_a", "IWP", "IWP", 3, 0.94, 60, 20)]), "--merge")
+        with open(path) as f:
+            iwp = list(csv.DictReader(f))[0]
+        self.assertEqual(iwp["seeds"], "1 2 3")
+        self.assertAlmostEqual(float(iwp["top1_mean"]), 0.92)
+        self.assertAlmostEqual(float(iwp["top1_std"]), 0.02)
+        # Seed 2 again: which of the kept mean's seeds it was cannot be undone, so the
+        # remade row stands alone.
+        self.report(self.manifest("c", [("net_a", "IWP", "IWP", 2, 0.80, 60, 20)]), "--merge")
+        with open(path) as f:
+            self.assertEqual(list(csv.DictReader(f))[0]["seeds"], "2")
+
+    def test_rows_of_other_settings_are_not_joined(self):
+        self.report(self.manifest("a", [("net_a", "IWP", "IWP", 1, 0.90, 60, 20)]), "--merge",
+                    "--settings", "net_a=sync_param { density: 0.025 }")
+        self.report(self.manifest("b", [("net_a", "IWP", "IWP", 2, 0.80, 60, 20)]), "--merge",
+                    "--settings", "net_a=sync_param { density: 0.02 }")
+        with open(os.path.join(self.out, "rows.csv")) as f:
+            iwp = list(csv.DictReader(f))[0]
+        self.assertEqual((iwp["seeds"], float(iwp["top1_mean"])), ("2", 0.80))
 
     def test_kept_plots_are_listed_and_a_bad_plot_tag_is_an_error(self):
         os.makedirs(self.out)
