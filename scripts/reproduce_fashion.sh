@@ -184,7 +184,11 @@ solver_for() {
     "${fields[@]}" --sync "$sync"
 }
 
-manifest=$runs/manifest.csv
+# This invocation's runs only: invocations may run side by side over the same $runs (a
+# long part training while another is tabled), and one's report must not take the
+# other's runs. The report keeps what the list held (rows.csv), so it goes on exit.
+manifest=$runs/manifest.$$.csv
+trap 'rm -f "$manifest"' EXIT
 echo "model,method,label,N,seed,iters,steady_from,log,sync_stats,wall_s" > "$manifest"
 started=$(date +%s)
 count=0
