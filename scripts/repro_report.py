@@ -24,8 +24,8 @@ that this manifest does not hold (by model, label and N) are read back from ther
 kept, so one net or one part can be (re)run without the others' runs on disk: `runs/`
 is not committed, rows.csv is. A row made again keeps the seeds of its earlier line that
 this manifest lacks (its per-seed top-1 is kept in rows.csv), so seeds 2 and 3 run
-today join seed 1 run on another day; a seed run again replaces its earlier result. --plot-tag names this report's plots apart from the
-kept ones of the same net.
+today join seed 1 run on another day; a seed run again replaces its earlier result.
+--plot-tag names this report's plots apart from the kept ones of the same net.
 """
 
 import argparse
@@ -187,13 +187,7 @@ def summarize(runs, settings, command):
             "model": model, "label": label, "method": rs[0]["method"], "N": n,
             "iters": rs[0]["iters"], "seeds": " ".join(str(r["seed"]) for r in rs),
             "top1_mean": top1, "top1_std": spread,
-            "nominal": mean_std([r["nominal"] for r in rs])[0],
-            "wire": mean_std([r["wire"] for r in rs])[0],
-            "bytes": mean_std([r["bytes"] for r in rs])[0],
-            "age_max": mean_std([r["age_max"] for r in rs])[0],
-            "age_mean": mean_std([r["age_mean"] for r in rs])[0],
-            "wall": mean_std([r["wall"] for r in rs])[0],
-            "compute_ms": mean_std([r["compute_ms"] for r in rs])[0],
+            **{key: mean_std([r[key] for r in rs])[0] for key in MEAN_FIELDS},
             "steady": all(r["steady"] for r in rs),
             "settings": settings.get(model, ""), "command": command,
             "top1_by_seed": format_by_seed({r["seed"]: r["top1"] for r in rs}),
@@ -292,8 +286,7 @@ def read_rows(path):
             for key in NEWER_ROW_FIELDS:
                 row.setdefault(key, "")
             row["N"], row["iters"] = int(row["N"]), int(row["iters"])
-            for key in ("top1_mean", "top1_std", "nominal", "wire", "bytes", "age_max",
-                        "age_mean", "wall", "compute_ms"):
+            for key in ("top1_mean", "top1_std") + MEAN_FIELDS:
                 row[key] = _float_or_none(row[key])
             row["steady"] = row["steady"] == "True"
             rows.append(row)
