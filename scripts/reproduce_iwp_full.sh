@@ -21,8 +21,10 @@
 #               compression does), POWERSGD rank 1, 2 and 4 with FP16 factors, and
 #               SCALECOM (cyclic local top-k) at IWP's density with scalecom_beta 1,
 #               0.5 and 0.1, and with beta 1 at density / 2 (beside the stretch
-#               part's IWP); on ResNet-20 only POWERSGD rank 2 and SCALECOM beta 1.
-#               Not in the default PARTS: 24 LeNet and 6 ResNet-20 runs more.
+#               part's IWP); on ResNet-20 only POWERSGD rank 2 and SCALECOM beta 1;
+#               and on both nets RANDOMK (shared-seed random coordinates) at the IWP
+#               row's bytes on the wire. Not in the default PARTS: 27 LeNet and 9
+#               ResNet-20 runs more.
 #   int8        IWP with value_encoding INT8 (a byte a value and a float a block of
 #               64, against FP16's two bytes a value) at the shipped density x 1.6
 #               and x 0.8: about the wire ratios of the main and the stretch rows
@@ -216,6 +218,16 @@ if part methods; then
       # Beside the stretch part's IWP at twice the compression.
       iwp_run lenet_fashion 64 4 "$seed" "SCALECOM, beta 1, density / 2" SCALECOM \
         "scalecom_beta: 1" "density: $(half "$lenet_density")"
+    fi
+    # Random coordinates at the IWP row's bytes: RANDOMK sends values only (the shared
+    # seed names the coordinates), so FP16 values at density d come to 2 / d on the
+    # wire: 2 / 67.5 for LeNet (IWP's 67.5x; measured 67.6x) and 2 / 68.6 for
+    # ResNet-20. The selection rule is the only difference from the IWP row.
+    if has_model lenet_fashion; then
+      iwp_run lenet_fashion 64 4 "$seed" "RANDOMK, same bytes" RANDOMK "density: 0.0296" "leader:"
+    fi
+    if has_model resnet20_fashion; then
+      iwp_run resnet20_fashion 64 4 "$seed" "RANDOMK, same bytes" RANDOMK "density: 0.0292"
     fi
     if has_model resnet20_fashion; then
       iwp_run resnet20_fashion 64 4 "$seed" "POWERSGD rank 2, FP16" POWERSGD \
