@@ -430,45 +430,49 @@ string Pool(const string& fields) {
   return "name: 'pool' type: 'Pooling' pooling_param { " + fields + " }";
 }
 
+// Asks for oneDNN explicitly: under the DEFAULT engine the layer may pass oneDNN's
+// reference kernels on to PoolingLayer's (MeasuredDefaultSkipsOneDnnReferenceKernels).
+string DnnlPool(const string& fields) { return Pool(fields + " engine: DNNL"); }
+
 TEST(DnnlPoolingTest, MaxMatchesReference) {
   using Ref = PoolingLayer;
   using Dnnl = DnnlPoolingLayer;
-  CompareWithReference<Ref, Dnnl>(Pool("pool: MAX kernel_size: 3 stride: 2"), {2, 3, 7, 7});
+  CompareWithReference<Ref, Dnnl>(DnnlPool("pool: MAX kernel_size: 3 stride: 2"), {2, 3, 7, 7});
   // CEIL needs an extra row and column past the image.
-  CompareWithReference<Ref, Dnnl>(Pool("pool: MAX kernel_size: 3 stride: 2"), {2, 3, 8, 8});
-  CompareWithReference<Ref, Dnnl>(Pool("pool: MAX kernel_size: 2 stride: 2"), {2, 3, 7, 6});
-  CompareWithReference<Ref, Dnnl>(Pool("pool: MAX kernel_size: 3 stride: 2 pad: 1"),
+  CompareWithReference<Ref, Dnnl>(DnnlPool("pool: MAX kernel_size: 3 stride: 2"), {2, 3, 8, 8});
+  CompareWithReference<Ref, Dnnl>(DnnlPool("pool: MAX kernel_size: 2 stride: 2"), {2, 3, 7, 6});
+  CompareWithReference<Ref, Dnnl>(DnnlPool("pool: MAX kernel_size: 3 stride: 2 pad: 1"),
                                   {2, 3, 6, 7});
   // Caffe's rule drops a last window that would start in the right padding.
-  CompareWithReference<Ref, Dnnl>(Pool("pool: MAX kernel_size: 2 stride: 2 pad: 1"),
+  CompareWithReference<Ref, Dnnl>(DnnlPool("pool: MAX kernel_size: 2 stride: 2 pad: 1"),
                                   {1, 2, 5, 5});
   CompareWithReference<Ref, Dnnl>(
-      Pool("pool: MAX kernel_h: 3 kernel_w: 2 stride_h: 2 stride_w: 1 pad_h: 1 pad_w: 0"),
+      DnnlPool("pool: MAX kernel_h: 3 kernel_w: 2 stride_h: 2 stride_w: 1 pad_h: 1 pad_w: 0"),
       {2, 2, 9, 6});
-  CompareWithReference<Ref, Dnnl>(Pool("pool: MAX kernel_size: 3 stride: 2 round_mode: FLOOR"),
+  CompareWithReference<Ref, Dnnl>(DnnlPool("pool: MAX kernel_size: 3 stride: 2 round_mode: FLOOR"),
                                   {2, 3, 8, 8});
-  CompareWithReference<Ref, Dnnl>(Pool("pool: MAX global_pooling: true"), {2, 5, 4, 3});
-  CompareWithReference<Ref, Dnnl>(Pool("pool: MAX kernel_size: 3 stride: 2"), {4, 32, 15, 15});
+  CompareWithReference<Ref, Dnnl>(DnnlPool("pool: MAX global_pooling: true"), {2, 5, 4, 3});
+  CompareWithReference<Ref, Dnnl>(DnnlPool("pool: MAX kernel_size: 3 stride: 2"), {4, 32, 15, 15});
 }
 
 TEST(DnnlPoolingTest, AverageMatchesReference) {
   using Ref = PoolingLayer;
   using Dnnl = DnnlPoolingLayer;
-  CompareWithReference<Ref, Dnnl>(Pool("pool: AVE kernel_size: 3 stride: 2"), {2, 3, 7, 7});
+  CompareWithReference<Ref, Dnnl>(DnnlPool("pool: AVE kernel_size: 3 stride: 2"), {2, 3, 7, 7});
   // Windows CEIL pushes past the padded image: Caffe divides by the clipped size.
-  CompareWithReference<Ref, Dnnl>(Pool("pool: AVE kernel_size: 3 stride: 2"), {2, 3, 8, 8});
-  CompareWithReference<Ref, Dnnl>(Pool("pool: AVE kernel_size: 3 stride: 2 pad: 1"),
+  CompareWithReference<Ref, Dnnl>(DnnlPool("pool: AVE kernel_size: 3 stride: 2"), {2, 3, 8, 8});
+  CompareWithReference<Ref, Dnnl>(DnnlPool("pool: AVE kernel_size: 3 stride: 2 pad: 1"),
                                   {2, 3, 6, 6});
-  CompareWithReference<Ref, Dnnl>(Pool("pool: AVE kernel_size: 3 stride: 2 pad: 1"),
+  CompareWithReference<Ref, Dnnl>(DnnlPool("pool: AVE kernel_size: 3 stride: 2 pad: 1"),
                                   {2, 3, 7, 7});
-  CompareWithReference<Ref, Dnnl>(Pool("pool: AVE kernel_size: 2 stride: 2 pad: 1"),
+  CompareWithReference<Ref, Dnnl>(DnnlPool("pool: AVE kernel_size: 2 stride: 2 pad: 1"),
                                   {1, 2, 5, 5});
   CompareWithReference<Ref, Dnnl>(
-      Pool("pool: AVE kernel_h: 2 kernel_w: 3 stride_h: 1 stride_w: 2 pad_w: 1"),
+      DnnlPool("pool: AVE kernel_h: 2 kernel_w: 3 stride_h: 1 stride_w: 2 pad_w: 1"),
       {2, 2, 5, 8});
-  CompareWithReference<Ref, Dnnl>(Pool("pool: AVE kernel_size: 3 stride: 2 round_mode: FLOOR"),
+  CompareWithReference<Ref, Dnnl>(DnnlPool("pool: AVE kernel_size: 3 stride: 2 round_mode: FLOOR"),
                                   {2, 3, 8, 8});
-  CompareWithReference<Ref, Dnnl>(Pool("pool: AVE global_pooling: true"), {2, 5, 8, 8});
+  CompareWithReference<Ref, Dnnl>(DnnlPool("pool: AVE global_pooling: true"), {2, 5, 8, 8});
 }
 
 TEST(DnnlPoolingTest, UnsupportedConfigurationsFallBack) {
@@ -484,6 +488,43 @@ TEST(DnnlPoolingTest, UnsupportedConfigurationsFallBack) {
   // STOCHASTIC in TEST (deterministic).
   CompareWithReference<Ref, Dnnl>(
       "phase: TEST " + Pool("pool: STOCHASTIC kernel_size: 2 stride: 2"), {1, 2, 4, 4}, options);
+}
+
+TEST(DnnlPoolingTest, OneDnnReferenceKernelNames) {
+  EXPECT_TRUE(IsOneDnnReferenceKernel("simple_nchw:any"));
+  EXPECT_TRUE(IsOneDnnReferenceKernel("ref:any"));
+  EXPECT_FALSE(IsOneDnnReferenceKernel("jit:avx2"));
+  EXPECT_FALSE(IsOneDnnReferenceKernel("jit_uni:avx512_core"));
+  EXPECT_FALSE(IsOneDnnReferenceKernel(""));
+}
+
+TEST(DnnlPoolingTest, MeasuredDefaultSkipsOneDnnReferenceKernels) {
+  // LeNet's pool1: on an AVX2 CPU oneDNN has only simple_nchw for the plain layout.
+  const vector<int64_t> shape{4, 20, 24, 24};
+  const string fields = "pool: MAX kernel_size: 2 stride: 2";
+  DnnlPoolingLayer forced(ParseLayer(DnnlPool(fields)));
+  Blob x(shape), y;
+  FillUniform(&x, -1.f, 1.f);
+  forced.SetUp({&x}, {&y});
+  ASSERT_TRUE(forced.uses_dnnl());
+  ASSERT_FALSE(forced.dnnl_implementation().empty());
+  const bool reference_kernel = IsOneDnnReferenceKernel(forced.dnnl_implementation());
+  SCOPED_TRACE("oneDNN picked " + forced.dnnl_implementation());
+
+  // The DEFAULT engine (no engine field, the measured default) runs oneDNN only where
+  // it has a vector kernel, and gives the reference result either way.
+  Options options;
+  options.expect_dnnl = !reference_kernel;
+  CompareWithReference<PoolingLayer, DnnlPoolingLayer>(Pool(fields), shape, options);
+
+  // A forced default engine keeps oneDNN whatever kernel it picked.
+  Context dnnl_default;
+  dnnl_default.set_default_engine(DefaultEngine::DNNL);
+  DnnlPoolingLayer by_flag(ParseLayer(Pool(fields)));
+  by_flag.set_context(std::make_shared<Context>(dnnl_default));
+  Blob y2;
+  by_flag.SetUp({&x}, {&y2});
+  EXPECT_TRUE(by_flag.uses_dnnl());
 }
 
 TEST(DnnlPoolingTest, MaskTopFallsBack) {

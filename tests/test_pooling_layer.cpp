@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cmath>
 #include <numeric>
 #include <random>
 #include <string>
@@ -140,6 +141,77 @@ TEST(PoolingLayerTest, RectangularKernelMatchesNaiveLoop) {
         EXPECT_EQ(top.cpu_data()[out], best) << out;
         EXPECT_EQ(mask.cpu_data()[out], best_index) << out;
       }
+}
+
+// Every MAX geometry of small kernels, strides and pads, CEIL and FLOOR, on values
+// with many ties and one NaN, without a mask top (so the outputs whose windows need
+// no clipping along w take the layer's row-at-a-time path): the outputs and the
+// input each output passes its gradient to match a naive loop in which the first
+// input of a window (row-major) wins ties and a NaN wins only where it comes first.
+TEST(PoolingLayerTest, MaxMatchesNaiveLoopOnTiesAndNaN) {
+  int cases = 0;
+  for (int kernel = 1; kernel <= 4; ++kernel)
+    for (int stride = 1; stride <= 3; ++stride)
+      for (int pad = 0; pad < kernel; ++pad)
+        for (const char* round : {"CEIL", "FLOOR"})
+          for (int width : {1, 4, 9}) {
+            const int height = 5;
+            SCOPED_TRACE(testing::Message() << "kernel " << kernel << " stride " << stride
+                                            << " pad " << pad << " " << round << " width "
+                                            << width);
+            const LayerParameter param = PoolParam(
+                "pool: MAX kernel_h: " + std::to_string(kernel) + " kernel_w: " +
+                std::to_string(kernel) + " stride: " + std::to_string(stride) +
+                " pad: " + std::to_string(pad) + " round_mode: " + round);
+            Blob bottom({2, 2, height, width}), top;
+            std::mt19937_64 rng(cases);
+            for (int64_t i = 0; i < bottom.count(); ++i) {
+              bottom.mutable_cpu_data()[i] = static_cast<float>(rng() % 4);  // ties
+            }
+            bottom.mutable_cpu_data()[rng() % bottom.count()] = std::nanf("");
+            PoolingLayer layer(param);
+            vector<Blob*> bottoms{&bottom}, tops{&top};
+            if (width + 2 * pad < kernel) continue;  // no window fits: a shape error
+            layer.SetUp(bottoms, tops);
+            layer.Forward(bottoms, tops);
+            for (int64_t i = 0; i < top.count(); ++i) top.mutable_cpu_diff()[i] = 1.f + i;
+            layer.Backward(tops, {true}, bottoms);
+
+            const int ph_count = top.shape(2), pw_count = top.shape(3);
+            vector<float> expected_dx(bottom.count(), 0.f);
+            for (int p = 0; p < 4; ++p) {
+              const float* x = bottom.cpu_data() + p * height * width;
+              for (int ph = 0; ph < ph_count; ++ph)
+                for (int pw = 0; pw < pw_count; ++pw) {
+                  const int h0 = std::max(ph * stride - pad, 0);
+                  const int h1 = std::min(ph * stride - pad + kernel, height);
+                  const int w0 = std::max(pw * stride - pad, 0);
+                  const int w1 = std::min(pw * stride - pad + kernel, width);
+                  int source = -1;
+                  for (int h = h0; h < h1; ++h)
+                    for (int w = w0; w < w1; ++w) {
+                      if (source < 0 || x[h * width + w] > x[source]) source = h * width + w;
+                    }
+                  const int64_t out = (p * ph_count + ph) * pw_count + pw;
+                  const float y = top.cpu_data()[out];
+                  if (source < 0) {
+                    EXPECT_EQ(y, 0.f) << out;
+                    continue;
+                  }
+                  if (std::isnan(x[source])) {
+                    EXPECT_TRUE(std::isnan(y)) << out;
+                  } else {
+                    EXPECT_EQ(y, x[source]) << out;
+                  }
+                  expected_dx[p * height * width + source] += top.cpu_diff()[out];
+                }
+            }
+            for (int64_t i = 0; i < bottom.count(); ++i) {
+              EXPECT_EQ(bottom.cpu_diff()[i], expected_dx[i]) << i;
+            }
+            ++cases;
+          }
+  EXPECT_GT(cases, 100);
 }
 
 TEST(PoolingLayerTest, WindowOutsideTheImageOutputsZero) {

@@ -1,5 +1,8 @@
 // Pooling on oneDNN (engine: DNNL) for MAX and AVE with one top; STOCHASTIC, the MAX
 // mask top, and geometries oneDNN cannot express run the reference PoolingLayer code.
+// So does a layer the DEFAULT engine sent here when oneDNN offers only its reference
+// kernel for the plain layout on this CPU (simple_nchw on AVX2 machines, several
+// times slower than PoolingLayer's loops); engine: DNNL, or -engine DNNL, keeps it.
 // Caffe's CEIL rounding becomes extra right/bottom padding so the output sizes are
 // Caffe's. AVE divides by the window clipped to the padded image (padding counts as
 // zeros): that is oneDNN's include-padding average wherever a window stays inside the
@@ -8,6 +11,8 @@
 #define CAFFE_LAYERS_DNNL_POOLING_LAYER_HPP_
 
 #ifdef USE_DNNL
+
+#include <string>
 
 #include "caffe/layers/pooling_layer.hpp"
 #include "caffe/util/dnnl_context.hpp"
@@ -20,6 +25,9 @@ class DnnlPoolingLayer : public PoolingLayer {
   void Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   // False when the current geometry runs the reference code.
   bool uses_dnnl() const { return supported_; }
+  // oneDNN's name for the forward kernel it picked for the current geometry (e.g.
+  // "jit:avx2", "simple_nchw:any"); empty when oneDNN was not asked.
+  const std::string& dnnl_implementation() const { return implementation_; }
 
  protected:
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
@@ -34,7 +42,11 @@ class DnnlPoolingLayer : public PoolingLayer {
   // Multiplies every plane of `data` (planes x pooled plane) by average_scale_.
   void ApplyAverageScale(const float* in, float* out, int64_t planes) const;
 
+  // Whether the engine came from the DEFAULT rule, which may pass on oneDNN.
+  bool engine_by_default() const;
+
   bool supported_ = false;
+  std::string implementation_;
   vector<int64_t> built_shape_;
   int built_threads_ = 0;
   size_t built_tops_ = 0;

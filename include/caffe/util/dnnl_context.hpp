@@ -7,6 +7,8 @@
 
 #ifdef USE_DNNL
 
+#include <string>
+
 #include <dnnl.hpp>
 
 #include "caffe/util/error.hpp"
@@ -34,6 +36,12 @@ dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims);
 // channels per block with AVX-512, else 8). For primitives that cannot take
 // format_tag::any and whose plain-layout kernels are slow (LRN, batch norm).
 dnnl::memory::desc ChannelBlockedDesc(const dnnl::memory::dims& dims);
+
+// Whether `implementation` (a primitive descriptor's impl_info_str()) names one of
+// oneDNN's reference implementations ("ref:...", "simple_nchw:..."), which it picks
+// when this CPU has no vector kernel for the layout: plain loops, often slower than
+// the project's own reference layers.
+bool IsOneDnnReferenceKernel(const std::string& implementation);
 
 // Carries one tensor across the boundary between a blob (plain layout, user memory)
 // and a primitive that may want another layout. When the layouts agree the primitive

@@ -90,13 +90,27 @@ void DnnlPoolingLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>&
               << "reference engine";
     return;
   }
+  implementation_.clear();
   try {
     Build();
   } catch (const dnnl::error& e) {
     LOG(WARNING) << "layer '" << name() << "' (Pooling, DNNL): oneDNN refused the geometry ("
                  << e.what() << "); running the reference engine";
     supported_ = false;
+    return;
   }
+  implementation_ = fwd_pd_.impl_info_str();
+  if (engine_by_default() && IsOneDnnReferenceKernel(implementation_)) {
+    LOG(INFO) << "layer '" << name() << "' (Pooling): oneDNN has only its reference kernel ("
+              << implementation_ << ") for this layout on this CPU; running the reference "
+              << "engine (engine: DNNL keeps oneDNN)";
+    supported_ = false;
+  }
+}
+
+bool DnnlPoolingLayer::engine_by_default() const {
+  return layer_param_.pooling_param().engine() == PoolingParameter::DEFAULT &&
+         context().default_engine() == DefaultEngine::MEASURED;
 }
 
 void DnnlPoolingLayer::Build() {

@@ -83,6 +83,8 @@ constexpr bool kHaveCudnn = false;
 
 // Which layer types DEFAULT sends to oneDNN on the CPU: those measured faster with it
 // on this project's shapes (bench/README.md, "Convolution engines", has the figures).
+// A DEFAULT Pooling layer on oneDNN still runs the reference code where oneDNN has
+// only its own reference kernel for the layout (DnnlPoolingLayer).
 struct DnnlIsFaster {
   bool convolution, deconvolution, inner_product, pooling, lrn, relu, batch_norm;
 };

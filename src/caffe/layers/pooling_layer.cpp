@@ -6,6 +6,7 @@
 
 #include "caffe/layer_factory.hpp"
 #include "caffe/util/math_functions.hpp"
+#include "caffe/util/parallel_for.hpp"
 
 namespace caffe {
 
@@ -14,6 +15,18 @@ namespace {
 // Integer floor/ceil of a / b for b > 0 and any sign of a.
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 int64_t CeilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -(-a / b); }
+
+// Calls body(c) for each of `planes` planes of `plane_size` inputs, threads taking
+// whole planes: a plane's outputs read, and its gradients write, that plane alone.
+template <typename Body>
+void ForEachPlane(int planes, int64_t plane_size, const Body& body) {
+  ParallelFor(
+      planes,
+      [&body](int64_t begin, int64_t end) {
+        for (int64_t c = begin; c < end; ++c) body(c);
+      },
+      MinItemsFor(plane_size));
+}
 
 }  // namespace
 
@@ -134,50 +147,118 @@ int PoolingLayer::AveragePoolSize(int ph, int pw) const {
 }
 
 void PoolingLayer::ForwardMax(const float* x, float* y, float* mask_top) {
-  const int plane = height_ * width_;
-  int64_t out = 0;
-  for (int c = 0; c < planes_; ++c, x += plane) {
-    for (int ph = 0; ph < pooled_height_; ++ph) {
-      for (int pw = 0; pw < pooled_width_; ++pw, ++out) {
-        const Window win = WindowAt(ph, pw);
-        float best = -FLT_MAX;
-        int best_index = -1;
-        for (int h = win.h0; h < win.h1; ++h) {
-          for (int w = win.w0; w < win.w1; ++w) {
-            if (x[h * width_ + w] > best || best_index < 0) {
-              best = x[h * width_ + w];
-              best_index = h * width_ + w;
-            }
-          }
-        }
-        // A window entirely outside the image (CEIL rounding with stride > kernel)
-        // has nothing to pool: it outputs 0 and passes no gradient.
-        y[out] = best_index < 0 ? 0.f : best;
-        if (mask_top) {
-          mask_top[out] = static_cast<float>(best_index);
-        } else {
-          source_index_[out] = best_index;
+  // The geometry is copied into locals so that the stores through y and index, which
+  // the compiler cannot tell apart from this layer's members, do not force reloads.
+  const int64_t plane = static_cast<int64_t>(height_) * width_;
+  const int pooled_h = pooled_height_, pooled_w = pooled_width_;
+  const int64_t pooled_plane = static_cast<int64_t>(pooled_h) * pooled_w;
+  const int height = height_, width = width_;
+  const int kernel_h = kernel_h_, kernel_w = kernel_w_, stride_h = stride_h_,
+            stride_w = stride_w_, pad_h = pad_h_, pad_w = pad_w_;
+  int* index = mask_top ? nullptr : source_index_.data();
+  // The outputs whose windows need no clipping along w: [interior_begin, interior_end).
+  const int interior_begin = std::min((pad_w + stride_w - 1) / stride_w, pooled_w);
+  const int interior_end =
+      width + pad_w >= kernel_w
+          ? std::max(std::min((width + pad_w - kernel_w) / stride_w + 1, pooled_w), interior_begin)
+          : interior_begin;
+
+  // One output: its window clipped to the image, visited in row-major order. Nothing
+  // branches on the data: which input wins is data-dependent, and a branch on it
+  // mispredicts about every other time on real activations.
+  auto pool_one = [=](const float* xc, int h0, int h1, int pw, float* y_out, int* index_out) {
+    const int w0 = std::max(pw * stride_w - pad_w, 0);
+    const int w1 = std::min(pw * stride_w - pad_w + kernel_w, width);
+    // A window entirely outside the image (CEIL rounding with stride > kernel) has
+    // nothing to pool: it outputs 0 and passes no gradient.
+    int best_index = -1;
+    float best = 0.f;
+    if (h0 < h1 && w0 < w1) {
+      // The first element wins ties; a NaN stays only where it comes first.
+      best_index = h0 * width + w0;
+      best = xc[best_index];
+      for (int h = h0; h < h1; ++h) {
+        const float* row = xc + h * width;
+        for (int w = w0; w < w1; ++w) {
+          // All ones where row[w] wins; the index moves by mask arithmetic, which the
+          // compiler cannot turn back into a branch.
+          const int wins = -static_cast<int>(row[w] > best);
+          best_index ^= (best_index ^ (h * width + w)) & wins;
+          best = std::max(best, row[w]);
         }
       }
     }
-  }
+    *y_out = best;
+    *index_out = best_index;
+  };
+
+  ForEachPlane(planes_, plane, [=](int64_t c) {
+    const float* xc = x + c * plane;
+    for (int ph = 0; ph < pooled_h; ++ph) {
+      const int h0 = std::max(ph * stride_h - pad_h, 0);
+      const int h1 = std::min(ph * stride_h - pad_h + kernel_h, height);
+      const int64_t row_out = c * pooled_plane + static_cast<int64_t>(ph) * pooled_w;
+      float* y_row = y + row_out;
+      if (mask_top) {
+        // The mask top holds float indices: one output at a time.
+        for (int pw = 0; pw < pooled_w; ++pw) {
+          int source;
+          pool_one(xc, h0, h1, pw, y_row + pw, &source);
+          mask_top[row_out + pw] = static_cast<float>(source);
+        }
+        continue;
+      }
+      int* index_row = index + row_out;
+      // The interior outputs of a row that reads the image go below; the rest here.
+      const bool row_inside = h0 < h1 && interior_begin < interior_end;
+      const int skip_begin = row_inside ? interior_begin : pooled_w;
+      const int skip_end = row_inside ? interior_end : pooled_w;
+      for (int pw = 0; pw < skip_begin; ++pw) pool_one(xc, h0, h1, pw, y_row + pw, index_row + pw);
+      for (int pw = skip_end; pw < pooled_w; ++pw) {
+        pool_one(xc, h0, h1, pw, y_row + pw, index_row + pw);
+      }
+      if (!row_inside) continue;
+      // The interior outputs side by side, one window position at a time, in the
+      // same row-major order as pool_one: independent outputs in the inner loop
+      // instead of a chain of comparisons per window.
+      for (int pw = interior_begin; pw < interior_end; ++pw) {
+        const int first = h0 * width + pw * stride_w - pad_w;
+        y_row[pw] = xc[first];
+        index_row[pw] = first;
+      }
+      for (int h = h0; h < h1; ++h) {
+        for (int kw = h == h0 ? 1 : 0; kw < kernel_w; ++kw) {
+          const int offset = h * width - pad_w + kw;
+          const float* source = xc + offset;
+          for (int pw = interior_begin; pw < interior_end; ++pw) {
+            const float v = source[pw * stride_w];
+            const int wins = -static_cast<int>(v > y_row[pw]);
+            index_row[pw] ^= (index_row[pw] ^ (offset + pw * stride_w)) & wins;
+            y_row[pw] = std::max(y_row[pw], v);
+          }
+        }
+      }
+    }
+  });
 }
 
 void PoolingLayer::ForwardAve(const float* x, float* y) {
-  const int plane = height_ * width_;
-  int64_t out = 0;
-  for (int c = 0; c < planes_; ++c, x += plane) {
+  const int64_t plane = static_cast<int64_t>(height_) * width_;
+  const int64_t pooled_plane = static_cast<int64_t>(pooled_height_) * pooled_width_;
+  ForEachPlane(planes_, plane, [=](int64_t c) {
+    const float* xc = x + c * plane;
+    int64_t out = c * pooled_plane;
     for (int ph = 0; ph < pooled_height_; ++ph) {
       for (int pw = 0; pw < pooled_width_; ++pw, ++out) {
         const Window win = WindowAt(ph, pw);
         float sum = 0;
         for (int h = win.h0; h < win.h1; ++h) {
-          for (int w = win.w0; w < win.w1; ++w) sum += x[h * width_ + w];
+          for (int w = win.w0; w < win.w1; ++w) sum += xc[h * width_ + w];
         }
         y[out] = win.empty() ? 0.f : sum / AveragePoolSize(ph, pw);
       }
     }
-  }
+  });
 }
 
 void PoolingLayer::ForwardStochasticTrain(const float* x, float* y) {
@@ -259,32 +340,35 @@ void PoolingLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>&
 }
 
 void PoolingLayer::BackwardMax(const float* dy, const float* mask_top, float* dx) {
-  const int plane = height_ * width_;
-  const int pooled_plane = pooled_height_ * pooled_width_;
-  int64_t out = 0;
-  for (int c = 0; c < planes_; ++c, dx += plane) {
-    for (int i = 0; i < pooled_plane; ++i, ++out) {
-      const int index = mask_top ? static_cast<int>(mask_top[out]) : source_index_[out];
-      if (index >= 0) dx[index] += dy[out];
+  const int64_t plane = static_cast<int64_t>(height_) * width_;
+  const int64_t pooled_plane = static_cast<int64_t>(pooled_height_) * pooled_width_;
+  const int* index = source_index_.data();
+  ForEachPlane(planes_, plane, [=](int64_t c) {
+    float* dxc = dx + c * plane;
+    for (int64_t out = c * pooled_plane; out < (c + 1) * pooled_plane; ++out) {
+      const int source = mask_top ? static_cast<int>(mask_top[out]) : index[out];
+      if (source >= 0) dxc[source] += dy[out];
     }
-  }
+  });
 }
 
 void PoolingLayer::BackwardAve(const float* dy, float* dx) {
-  const int plane = height_ * width_;
-  int64_t out = 0;
-  for (int c = 0; c < planes_; ++c, dx += plane) {
+  const int64_t plane = static_cast<int64_t>(height_) * width_;
+  const int64_t pooled_plane = static_cast<int64_t>(pooled_height_) * pooled_width_;
+  ForEachPlane(planes_, plane, [=](int64_t c) {
+    float* dxc = dx + c * plane;
+    int64_t out = c * pooled_plane;
     for (int ph = 0; ph < pooled_height_; ++ph) {
       for (int pw = 0; pw < pooled_width_; ++pw, ++out) {
         const Window win = WindowAt(ph, pw);
         if (win.empty()) continue;
         const float share = dy[out] / AveragePoolSize(ph, pw);
         for (int h = win.h0; h < win.h1; ++h) {
-          for (int w = win.w0; w < win.w1; ++w) dx[h * width_ + w] += share;
+          for (int w = win.w0; w < win.w1; ++w) dxc[h * width_ + w] += share;
         }
       }
     }
-  }
+  });
 }
 
 void PoolingLayer::BackwardStochasticTrain(const float* dy, float* dx) {

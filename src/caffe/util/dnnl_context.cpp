@@ -51,6 +51,10 @@ dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
+bool IsOneDnnReferenceKernel(const std::string& implementation) {
+  return implementation.rfind("ref", 0) == 0 || implementation.rfind("simple", 0) == 0;
+}
+
 dnnl::memory::desc ChannelBlockedDesc(const dnnl::memory::dims& dims) {
   const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
   const bool avx512 = (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
