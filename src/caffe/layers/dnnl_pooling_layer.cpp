@@ -105,6 +105,7 @@ void DnnlPoolingLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>&
               << implementation_ << ") for this layout on this CPU; running the reference "
               << "engine (engine: DNNL keeps oneDNN)";
     supported_ = false;
+    workspace_ = memory();  // the reference code keeps its own index
   }
 }
 
