@@ -67,7 +67,10 @@ void DnnlConvPrimitives<Ops>::BuildBackward() {
   bwd_data_ = typename Ops::BackwardData(data_pd);
   bwd_data_diff_dst_.Init(PlainDesc(shape_.dst), data_pd.diff_dst_desc(), kScratchDst);
   bwd_data_weights_.Init(shape_.blob_weights, data_pd.weights_desc(), kScratchWeights);
-  bwd_data_diff_src_.Init(PlainDesc(shape_.src), data_pd.diff_src_desc(), kScratchDiffSrc);
+  // The data gradient takes the input's slot: Backward runs the weight primitive,
+  // the only reader of the reordered input, before the data primitive writes it.
+  // One activation-sized slot fewer (ResNet-50 at batch 8: 26 MB).
+  bwd_data_diff_src_.Init(PlainDesc(shape_.src), data_pd.diff_src_desc(), kScratchSrc);
 
   const memory::desc bias_md = shape_.bias_term ? PlainDesc(shape_.bias) : memory::desc();
   typename Ops::BackwardWeights::desc weights_desc(
