@@ -213,7 +213,9 @@ void PoolingLayer::ForwardMax(const float* x, float* y, float* mask_top) {
       const bool row_inside = h0 < h1 && interior_begin < interior_end;
       const int skip_begin = row_inside ? interior_begin : pooled_w;
       const int skip_end = row_inside ? interior_end : pooled_w;
-      for (int pw = 0; pw < skip_begin; ++pw) pool_one(xc, h0, h1, pw, y_row + pw, index_row + pw);
+      for (int pw = 0; pw < skip_begin; ++pw) {
+        pool_one(xc, h0, h1, pw, y_row + pw, index_row + pw);
+      }
       for (int pw = skip_end; pw < pooled_w; ++pw) {
         pool_one(xc, h0, h1, pw, y_row + pw, index_row + pw);
       }
@@ -228,10 +230,11 @@ void PoolingLayer::ForwardMax(const float* x, float* y, float* mask_top) {
       }
       for (int h = h0; h < h1; ++h) {
         for (int kw = h == h0 ? 1 : 0; kw < kernel_w; ++kw) {
+          // Negative for a left-padded window's first columns; the interior outputs'
+          // indices offset + pw * stride_w all lie in the row.
           const int offset = h * width - pad_w + kw;
-          const float* source = xc + offset;
           for (int pw = interior_begin; pw < interior_end; ++pw) {
-            const float v = source[pw * stride_w];
+            const float v = xc[offset + pw * stride_w];
             const int wins = -static_cast<int>(v > y_row[pw]);
             index_row[pw] ^= (index_row[pw] ^ (offset + pw * stride_w)) & wins;
             y_row[pw] = std::max(y_row[pw], v);
