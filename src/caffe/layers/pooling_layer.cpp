@@ -1,7 +1,6 @@
 #include "caffe/layers/pooling_layer.hpp"
 
 #include <algorithm>
-#include <cfloat>
 #include <climits>
 
 #include "caffe/layer_factory.hpp"
