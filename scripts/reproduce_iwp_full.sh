@@ -23,9 +23,9 @@
 #               0.5 and 0.1, and with beta 1 at density / 2 (beside the stretch
 #               part's IWP); on ResNet-20 only POWERSGD rank 2 and SCALECOM beta 1;
 #               and on both nets RANDOMK (shared-seed random coordinates) at the IWP
-#               row's bytes on the wire (on LeNet also without the rate limit), and at
-#               the stretch row's. Not in the default PARTS: 33 LeNet and 12 ResNet-20
-#               runs more.
+#               row's bytes on the wire (on LeNet also without the rate limit and with
+#               momentum correction), and at the stretch row's. Not in the default
+#               PARTS: 36 LeNet and 12 ResNet-20 runs more.
 #   int8        IWP with value_encoding INT8 (a byte a value and a float a block of
 #               64, against FP16's two bytes a value) at the shipped density x 1.6
 #               and x 0.8: about the wire ratios of the main and the stretch rows
@@ -230,6 +230,10 @@ if part methods; then
       # holds back more of a value the longer it waits, decide that?
       iwp_run lenet_fashion 64 4 "$seed" "RANDOMK, same bytes, no rate limit" RANDOMK \
         "density: 0.0296" "leader:" "max_relative_step: 0"
+      # Or the solver's momentum going on applying each delayed sum (DGC's correction
+      # accumulates velocity locally instead)?
+      iwp_run lenet_fashion 64 4 "$seed" "RANDOMK, same bytes, momentum correction" RANDOMK \
+        "density: 0.0296" "leader:" "momentum_correction: true"
     fi
     if has_model resnet20_fashion; then
       iwp_run resnet20_fashion 64 4 "$seed" "RANDOMK, same bytes" RANDOMK "density: 0.0292"
