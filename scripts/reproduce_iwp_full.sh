@@ -226,12 +226,12 @@ if part methods; then
     # ResNet-20. The selection rule is the only difference from the IWP row.
     if has_model lenet_fashion; then
       iwp_run lenet_fashion 64 4 "$seed" "RANDOMK, same bytes" RANDOMK "density: 0.0296" "leader:"
-      # Random coordinates scored higher at half these bytes; does the rate limit, which
-      # holds back more of a value the longer it waits, decide that?
+      # Two candidate causes of random coordinates scoring higher at half these bytes
+      # (docs/iwp.md, "Random coordinates at the same bytes"): the rate limit, which
+      # holds back more of a value the longer it waited, and the solver's momentum
+      # going on applying each delayed sum (DGC's correction keeps velocity locally).
       iwp_run lenet_fashion 64 4 "$seed" "RANDOMK, same bytes, no rate limit" RANDOMK \
         "density: 0.0296" "leader:" "max_relative_step: 0"
-      # Or the solver's momentum going on applying each delayed sum (DGC's correction
-      # accumulates velocity locally instead)?
       iwp_run lenet_fashion 64 4 "$seed" "RANDOMK, same bytes, momentum correction" RANDOMK \
         "density: 0.0296" "leader:" "momentum_correction: true"
     fi
