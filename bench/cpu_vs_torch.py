@@ -414,16 +414,28 @@ def load():
     return "%.2f %.2f %.2f" % os.getloadavg()
 
 
+def worker_env(threads, **extra):
+    """The environment both workers run in (see the file comment)."""
+    return dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_WAIT_POLICY="PASSIVE",
+                GLOG_minloglevel="1", **extra)
+
+
+def worker_argvs(model, threads):
+    """Command lines of our worker and PyTorch's, in that order."""
+    return ([os.path.join(ROOT, "build/bench/cpu_train_step"), "-model", model,
+             "-threads", str(threads), "-serve"],
+            [sys.executable, os.path.abspath(__file__), "--worker", model,
+             "--threads", str(threads)])
+
+
 def run_pair(net_key, threads, schedule, log):
     label, model, shape = NETS[net_key]
     warm, rounds, steps, layer_passes = schedule
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_WAIT_POLICY="PASSIVE",
-               GLOG_minloglevel="1")
+    env = worker_env(threads)
     load_before = load()
-    ours = Worker([os.path.join(ROOT, "build/bench/cpu_train_step"), "-model", model,
-                   "-threads", str(threads), "-serve"], env)
-    torch = Worker([sys.executable, os.path.abspath(__file__), "--worker", model,
-                    "--threads", str(threads)], env)
+    ours_argv, torch_argv = worker_argvs(model, threads)
+    ours = Worker(ours_argv, env)
+    torch = Worker(torch_argv, env)
     params = (int(ours.ask("params")[1]), int(torch.ask("params")[1]))
     if params[0] != params[1]:
         log("WARNING %s: learnable elements differ, ours %d, torch %d" %

@@ -24,25 +24,22 @@ import argparse
 import collections
 import os
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cpu_vs_torch  # noqa: E402  (NETS, ROOT)
-
-ROOT = cpu_vs_torch.ROOT
+import cpu_vs_torch  # noqa: E402  (NETS, the workers)
 
 
 def run_worker(argv, env, warm, steps):
     """Warm-up, then `steps` timed steps; returns (step times, verbose exec lines)."""
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-                            text=True, cwd=ROOT)
+    worker = cpu_vs_torch.Worker(argv, env)
 
     def ask(command, answer):
-        proc.stdin.write(command + "\n")
-        proc.stdin.flush()
+        # Worker.ask reads one line; oneDNN's verbose lines come in between here.
+        worker.proc.stdin.write(command + "\n")
+        worker.proc.stdin.flush()
         verbose, text = [], ""
-        for line in proc.stdout:
+        for line in worker.proc.stdout:
             # oneDNN prints whole lines, but they can land inside a line the worker is
             # still writing (ours prints "times" and then each step's time as it ends).
             start = max(line.find("onednn_verbose,"), line.find("dnnl_verbose,"))
@@ -60,9 +57,7 @@ def run_worker(argv, env, warm, steps):
 
     ask("warm %d" % warm, "ok")
     times, verbose = ask("run %d" % steps, "times")
-    proc.stdin.write("quit\n")
-    proc.stdin.flush()
-    proc.communicate()
+    worker.quit()
     return [float(t) for t in times], verbose
 
 
@@ -102,14 +97,8 @@ def main():
 
     label, model, shape = cpu_vs_torch.NETS[args.net]
     batch = int(shape.split("x")[0])
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OMP_WAIT_POLICY="PASSIVE",
-               GLOG_minloglevel="1", ONEDNN_VERBOSE="1", DNNL_VERBOSE="1")
-    workers = {
-        "ours": [os.path.join(ROOT, "build/bench/cpu_train_step"), "-model", model,
-                 "-threads", str(args.threads), "-serve"],
-        "PyTorch": [sys.executable, os.path.join(ROOT, "bench/cpu_vs_torch.py"), "--worker",
-                    model, "--threads", str(args.threads)],
-    }
+    env = cpu_vs_torch.worker_env(args.threads, ONEDNN_VERBOSE="1", DNNL_VERBOSE="1")
+    workers = dict(zip(("ours", "PyTorch"), cpu_vs_torch.worker_argvs(model, args.threads)))
     results = {}
     for who, argv in workers.items():
         results[who] = split(*run_worker(argv, env, args.warm, args.steps), args.steps, batch)
