@@ -7,7 +7,7 @@ PACKAGES=(
   build-essential cmake pkg-config
   libprotobuf-dev protobuf-compiler
   libgoogle-glog-dev libgflags-dev libgtest-dev
-  libopenblas-dev liblmdb-dev zlib1g-dev
+  libopenblas-dev libopenblas0-openmp liblmdb-dev zlib1g-dev
   libopenmpi-dev openmpi-bin
   libdnnl-dev
   libopencv-dev

@@ -16,6 +16,7 @@
 #include "caffe/sync/gradient_exchange.hpp"
 #include "caffe/sync/local_communicator.hpp"
 #include "caffe/util/io.hpp"
+#include "caffe/util/num_threads.hpp"
 #include "caffe/util/parallel_for.hpp"
 #include "test_util.hpp"
 
@@ -229,6 +230,18 @@ TEST(ParallelExchangeTest, AppliedGradientsAreThreadCountIndependent) {
     }
     EXPECT_GT(nonzero, 0);  // something was sent
   }
+}
+
+// CMakeLists.txt links OpenBLAS's OpenMP build where it is installed, and the build
+// tree's RUNPATH must make the loader take it rather than the system's default
+// (the pthread build on Debian): else two thread pools share the cores again.
+TEST(ThreadPoolTest, BlasRunsOnTheOpenMpPoolWhenLinkedSo) {
+#ifdef CAFFE_TEST_BLAS_ON_OPENMP
+  EXPECT_TRUE(BlasSharesOpenMpPool())
+      << "the build linked OpenBLAS's OpenMP build, but the loaded OpenBLAS is another one";
+#else
+  GTEST_SKIP() << "this build links OpenBLAS's pthread build (libopenblas0-openmp missing)";
+#endif
 }
 
 }  // namespace

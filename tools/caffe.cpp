@@ -133,6 +133,16 @@ void ConfigureDevice(Context* context, bool solver_wants_gpu, int solver_device,
   context->set_mode(Mode::GPU);
 }
 
+// OpenBLAS's pthread build keeps a second pool beside OpenMP's, and the two take turns
+// on the same cores (CMakeLists.txt links the OpenMP build where it is installed).
+void WarnIfBlasHasItsOwnPool(int threads) {
+  if (threads > 1 && !BlasSharesOpenMpPool()) {
+    LOG(WARNING) << "OpenBLAS runs its own threads beside OpenMP's (oneDNN and the layers' "
+                 << "loops), so at " << threads << " threads the two pools take turns on the "
+                 << "cores: install libopenblas0-openmp and rebuild, or run with -threads 1";
+  }
+}
+
 // BLAS and the project's loops get this rank's share of the machine's cores, so
 // several ranks on one machine do not oversubscribe it.
 void ConfigureThreads(const Communicator& comm) {
@@ -141,6 +151,7 @@ void ConfigureThreads(const Communicator& comm) {
     threads = std::max(1, NumThreads() / std::max(1, comm.local_size()));
   }
   SetNumThreads(threads);
+  WarnIfBlasHasItsOwnPool(threads);
 }
 
 void CopyWeights(const string& list, Solver* solver) {
@@ -495,6 +506,9 @@ int main(int argc, char** argv) {
     CAFFE_REQUIRE(FLAGS_threads >= 0) << "-threads must not be negative, found " << FLAGS_threads;
     if (FLAGS_threads > 0) caffe::SetNumThreads(FLAGS_threads);
     if (command == "train") return caffe::Train();
+    if (command == "test" || command == "time") {
+      caffe::WarnIfBlasHasItsOwnPool(caffe::NumThreads());
+    }
     if (command == "test") return caffe::Test();
     if (command == "time") return caffe::Time();
     if (command == "device_query") return caffe::DeviceQuery();

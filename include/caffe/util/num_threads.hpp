@@ -9,6 +9,11 @@ namespace caffe {
 int NumThreads();
 void SetNumThreads(int threads);
 
+// Whether BLAS runs on OpenMP's threads, the pool oneDNN and ParallelFor use
+// (OpenBLAS's OpenMP build, as the loader resolved it). With its own pthreads, two
+// pools take turns on the same cores and each spins while the other works.
+bool BlasSharesOpenMpPool();
+
 }  // namespace caffe
 
 #endif  // CAFFE_UTIL_NUM_THREADS_HPP_

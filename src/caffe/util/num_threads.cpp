@@ -6,6 +6,7 @@
 
 #ifdef USE_OPENBLAS_THREADS
 extern "C" void openblas_set_num_threads(int);
+extern "C" int openblas_get_parallel(void);  // 0 sequential, 1 pthreads, 2 OpenMP
 #endif
 
 namespace caffe {
@@ -25,6 +26,14 @@ void SetNumThreads(int threads) {
   g_num_threads = threads;
 #ifdef USE_OPENBLAS_THREADS
   openblas_set_num_threads(threads);
+#endif
+}
+
+bool BlasSharesOpenMpPool() {
+#ifdef USE_OPENBLAS_THREADS
+  return openblas_get_parallel() == 2;
+#else
+  return false;
 #endif
 }
 
