@@ -57,6 +57,14 @@ class BudgetSplitTest(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("| conv[0] | 100 | 100.0% | 0.5500 |", result.stdout)
 
+    def test_to_bounds_the_iterations(self):
+        a = self.csv("a.csv", [(0, "conv[0]", 100, 100), (1, "conv[0]", 100, 10),
+                               (2, "conv[0]", 100, 30)])
+        result = self.run_tool("--from", "1", "--to", "1", a)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("| conv[0] | 100 | 100.0% | 0.1000 |", result.stdout)
+        self.assertIn("| values sent per step | | 10 |  |", result.stdout)
+
     def test_errors_name_the_file(self):
         missing = os.path.join(self.tmp.name, "none.csv")
         result = self.run_tool(missing)
@@ -69,7 +77,7 @@ class BudgetSplitTest(unittest.TestCase):
         self.assertIn("bad.csv: not a -sync_stats CSV", result.stderr)
         a = self.csv("a.csv", [(0, "conv[0]", 100, 100)])
         result = self.run_tool("--from", "5", a)
-        self.assertIn("a.csv: no iteration >= 5 (the run's last is 0)", result.stderr)
+        self.assertIn("a.csv: no iteration in 5.. (the run's last is 0)", result.stderr)
 
 
 if __name__ == "__main__":
