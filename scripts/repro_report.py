@@ -213,6 +213,13 @@ def top1_by_seed(row):
     return None
 
 
+def without_seed(settings):
+    """A sync_param text without its `seed: N`: the settings are those of a net's first
+    IWP run, whose exchange seed is that run's own (each row lists its seeds), so two
+    reports of other seeds ran the same settings."""
+    return re.sub(r"\s*\bseed:\s*\d+", "", settings or "")
+
+
 def pooled_mean_std(count_a, mean_a, std_a, count_b, mean_b, std_b):
     """The mean and sample standard deviation of two sets of values known only by their
     counts, means and sample standard deviations (None for a single value)."""
@@ -230,7 +237,8 @@ def with_earlier_seeds(earlier, fresh):
     run again replaces its earlier result. The earlier row is dropped instead where it
     ran other settings, another length, or where its overlapping seeds cannot be told
     apart (a row from before per-seed top-1 was kept)."""
-    if (earlier["settings"] and fresh["settings"] and earlier["settings"] != fresh["settings"]) \
+    if (earlier["settings"] and fresh["settings"]
+            and without_seed(earlier["settings"]) != without_seed(fresh["settings"])) \
             or earlier["iters"] != fresh["iters"] or earlier["top1_mean"] is None \
             or fresh["top1_mean"] is None:
         return fresh
@@ -331,7 +339,8 @@ def per_net_notes(rows):
     groups = {}  # net -> {settings: [row names]}, both in the order of first appearance
     for row in rows:
         if row["settings"]:
-            names = groups.setdefault(net_of(row["model"]), {}).setdefault(row["settings"], [])
+            names = groups.setdefault(net_of(row["model"]), {}).setdefault(
+                without_seed(row["settings"]), [])
             names.append("%s %s N=%s" % (row["model"], row["label"], row["N"]))
     notes = []
     for net, by_settings in groups.items():
@@ -544,7 +553,7 @@ def main(argv):
         model, sep, text = item.partition("=")
         if not sep:
             raise SystemExit("error: --settings %r: expected MODEL=TEXT" % item)
-        settings[model] = text
+        settings[model] = without_seed(text)
     runs = read_runs(args.manifest)
     os.makedirs(args.out, exist_ok=True)
     rows = summarize(runs, settings, " ".join(args.command))
