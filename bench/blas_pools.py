@@ -17,32 +17,13 @@ either way; only BLAS (InnerProduct, the reference engine's convolutions) moves.
 
 import argparse
 import os
-import re
-import statistics
-import subprocess
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from caffe_time_runs import REPO, Variant, alternate, check_nets, print_ratio_table
+
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 BUILDS = (("pthread", os.path.join(LIBDIR, "openblas-pthread")),
           ("OpenMP", os.path.join(LIBDIR, "openblas-openmp")))
-NETS = {"lenet": ("models/lenet_fashion/train_val.prototxt", 100),
-        "resnet20": ("models/resnet20_fashion/train_val.prototxt", 10)}
-AVERAGE = re.compile(r"Average Forward-Backward: ([0-9.]+) ms")
-
-
-def step_ms(caffe, net, threads, libdir, extra_env):
-    model, iterations = NETS[net]
-    env = dict(os.environ, LD_LIBRARY_PATH=libdir, **extra_env)
-    result = subprocess.run([caffe, "time", "-model", os.path.join(REPO, model), "-stage",
-                             "synthetic", "-iterations", str(iterations), "-threads",
-                             str(threads)], env=env, capture_output=True, text=True)
-    match = AVERAGE.search(result.stderr + result.stdout)
-    if result.returncode != 0 or not match:
-        raise SystemExit("error: caffe time of %s at %d threads with %s failed (exit %d): %s"
-                         % (net, threads, libdir, result.returncode,
-                            (result.stderr.strip().splitlines() or ["no output"])[-1]))
-    return float(match.group(1))
 
 
 def main(argv):
@@ -54,10 +35,7 @@ def main(argv):
                         help="set for every run (e.g. OMP_WAIT_POLICY=PASSIVE)")
     parser.add_argument("--caffe", default=os.path.join(REPO, "build", "tools", "caffe"))
     args = parser.parse_args(argv)
-    nets = args.nets.split(",")
-    for net in nets:
-        if net not in NETS:
-            raise SystemExit("error: --nets: unknown net %r (expected %s)" % (net, ", ".join(NETS)))
+    nets = check_nets(args.nets)
     threads = [int(t) for t in args.threads.split(",")]
     extra_env = {}
     for item in args.env:
@@ -69,27 +47,11 @@ def main(argv):
         if not os.path.isfile(os.path.join(libdir, "libopenblas.so.0")):
             raise SystemExit("error: %s: no libopenblas.so.0 (install libopenblas0-%s)"
                              % (libdir, name.lower()))
-    if not os.access(args.caffe, os.X_OK):
-        raise SystemExit("error: %s: not built (cmake --build build)" % args.caffe)
-    times = {}
-    for round_index in range(args.rounds):
-        for net in nets:
-            for t in threads:
-                for name, libdir in BUILDS:
-                    ms = step_ms(args.caffe, net, t, libdir, extra_env)
-                    times.setdefault((net, t, name), []).append(ms)
-                    print("round %d: %s x%d %s: %.2f ms" % (round_index + 1, net, t, name, ms),
-                          file=sys.stderr)
-    print("`caffe time -stage synthetic`, median of %d rounds, ms per forward + backward%s"
-          % (args.rounds, "; " + " ".join(args.env) if args.env else ""))
-    print()
-    print("| net | threads | OpenBLAS pthread build | OpenBLAS OpenMP build | pthread / OpenMP |")
-    print("|---|---:|---:|---:|---:|")
-    for net in nets:
-        for t in threads:
-            pthread = statistics.median(times[(net, t, "pthread")])
-            openmp = statistics.median(times[(net, t, "OpenMP")])
-            print("| %s | %d | %.2f | %.2f | **%.2f** |" % (net, t, pthread, openmp, pthread / openmp))
+    variants = [Variant(name, libdir=libdir, env=extra_env) for name, libdir in BUILDS]
+    times = alternate(args.caffe, args.rounds, nets, threads, variants)
+    print_ratio_table(times, nets, threads, "pthread", "OpenMP",
+                      ("OpenBLAS pthread build", "OpenBLAS OpenMP build", "pthread / OpenMP"),
+                      "; " + " ".join(args.env) if args.env else "")
     return 0
 
 

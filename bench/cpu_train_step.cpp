@@ -42,7 +42,8 @@ DEFINE_int32(threads, 0, "Threads for OpenBLAS, oneDNN and the project's loops (
 DEFINE_bool(serve, false, "Read commands from stdin (see the file comment).");
 DEFINE_bool(memory_plan, true,
             "Let activation diffs share memory (Net::ShareActivationDiffs) and fold Scale "
-            "into BatchNorm (Net::FoldChannelScales), as caffe train does.");
+            "into BatchNorm (Net::FoldChannelScales) and keep activations between oneDNN "
+            "convolutions blocked (Net::PlanChannelBlockedLayouts), as caffe train does.");
 DEFINE_int32(warmup, 2, "Untimed steps (without -serve).");
 DEFINE_int32(rounds, 3, "Timed rounds (without -serve).");
 DEFINE_int32(steps, 5, "Steps per round (without -serve).");
@@ -79,6 +80,7 @@ shared_ptr<Solver> MakeSolver() {
   if (FLAGS_memory_plan) {
     solver->net()->ShareActivationDiffs();
     solver->net()->FoldChannelScales();
+    solver->net()->PlanChannelBlockedLayouts();
   }
   return solver;
 }

@@ -47,14 +47,6 @@ string FoldNet(const string& bn1_param = "") {
   )";
 }
 
-shared_ptr<Solver> MakeSolver(const string& net) {
-  SolverParameter param = ParseSolver(
-      "base_lr: 0.05 momentum: 0.9 weight_decay: 0.001 lr_policy: 'fixed' max_iter: 100 "
-      "random_seed: 7 display: 0 snapshot_after_train: false");
-  *param.mutable_net_param() = ParseNet(net);
-  return SolverRegistry::CreateSolver(param, std::make_shared<Context>());
-}
-
 // Each parameter within 1e-5 of its blob's largest magnitude, or of a hundredth of
 // the largest in any blob where a blob's values are rounding noise (a convolution's
 // bias before a BatchNorm has a gradient of 0: it stays within 1e-6 of its start).
@@ -83,15 +75,15 @@ const ScaleLayer& ScaleNamed(const Net& net, const string& name) {
 }
 
 TEST(ChannelScaleFoldTest, FoldsOnlyTheScaleInPlaceAfterABatchNorm) {
-  auto solver = MakeSolver(FoldNet());
+  auto solver = MakeSgdSolver(FoldNet());
   EXPECT_EQ(solver->net()->FoldChannelScales(), 1);
   EXPECT_TRUE(ScaleNamed(*solver->net(), "sc1").folds_into_producer());
   EXPECT_FALSE(ScaleNamed(*solver->net(), "sc2").folds_into_producer());
 }
 
 TEST(ChannelScaleFoldTest, GradientsAndWeightsMatchTheUnfoldedNet) {
-  auto plain = MakeSolver(FoldNet());
-  auto folded = MakeSolver(FoldNet());
+  auto plain = MakeSgdSolver(FoldNet());
+  auto folded = MakeSgdSolver(FoldNet());
   ASSERT_EQ(folded->net()->FoldChannelScales(), 1);
   const float plain_loss = plain->net()->ForwardBackward();
   const float folded_loss = folded->net()->ForwardBackward();
@@ -109,8 +101,8 @@ TEST(ChannelScaleFoldTest, GradientsAndWeightsMatchTheUnfoldedNet) {
 }
 
 TEST(ChannelScaleFoldTest, WithTheMemoryPlanTooTheWeightsMatch) {
-  auto plain = MakeSolver(FoldNet());
-  auto planned = MakeSolver(FoldNet());
+  auto plain = MakeSgdSolver(FoldNet());
+  auto planned = MakeSgdSolver(FoldNet());
   planned->net()->ShareActivationDiffs();
   ASSERT_EQ(planned->net()->FoldChannelScales(), 1);
   plain->Step(4);
@@ -121,8 +113,8 @@ TEST(ChannelScaleFoldTest, WithTheMemoryPlanTooTheWeightsMatch) {
 TEST(ChannelScaleFoldTest, UnderGlobalStatisticsTheScaleRunsItsOwnPassBitwise) {
   // No kept x_hat to borrow: the pair falls back to two passes, with unchanged results.
   const string bn = "batch_norm_param { use_global_stats: true }";
-  auto plain = MakeSolver(FoldNet(bn));
-  auto folded = MakeSolver(FoldNet(bn));
+  auto plain = MakeSgdSolver(FoldNet(bn));
+  auto folded = MakeSgdSolver(FoldNet(bn));
   ASSERT_EQ(folded->net()->FoldChannelScales(), 1);
   plain->net()->ForwardBackward();
   folded->net()->ForwardBackward();
@@ -137,9 +129,9 @@ TEST(ChannelScaleFoldTest, UnderGlobalStatisticsTheScaleRunsItsOwnPassBitwise) {
 TEST(ChannelScaleFoldTest, NothingFoldsUnderDebugInfoOrWithOneDnnsBatchNorm) {
   string debug = FoldNet();
   debug.insert(debug.find("name: 'fold'"), "debug_info: true ");
-  EXPECT_EQ(MakeSolver(debug)->net()->FoldChannelScales(), 0);
+  EXPECT_EQ(MakeSgdSolver(debug)->net()->FoldChannelScales(), 0);
 #ifdef USE_DNNL
-  EXPECT_EQ(MakeSolver(FoldNet("batch_norm_param { engine: DNNL }"))->net()->FoldChannelScales(), 0);
+  EXPECT_EQ(MakeSgdSolver(FoldNet("batch_norm_param { engine: DNNL }"))->net()->FoldChannelScales(), 0);
 #endif
 }
 

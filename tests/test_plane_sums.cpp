@@ -61,4 +61,61 @@ TEST(PlaneSumsTest, EveryElementCountsOnce) {
   }
 }
 
+// A channel block's sums are its channels' plane sums bit for bit, so a blocked
+// blob's BatchNorm statistics equal a plain one's. Values of mixed magnitude make any
+// change in the order of additions show in the last bits.
+TEST(PlaneSumsTest, ChannelBlockSumsEqualEachChannelsPlaneSumBitwise) {
+  for (int block : {8, 16}) {
+    for (int64_t n : kLengths) {
+      std::vector<float> a = Values(n * block, 0.3f, 3), b = Values(n * block, -0.2f, 4);
+      for (int64_t i = 0; i < n * block; i += 5) a[i] *= 1000.f;
+      std::vector<float> centers = Values(block, 0.f, 5);
+      std::vector<double> sums(block), squares(block), sums2(block), dots(block);
+      ChannelBlockSums(a.data(), n, block, sums.data());
+      ChannelBlockSquaredDeviations(a.data(), n, block, centers.data(), squares.data());
+      ChannelBlockSumsAndDots(a.data(), b.data(), n, block, sums2.data(), dots.data());
+      for (int j = 0; j < block; ++j) {
+        std::vector<float> plane_a(n), plane_b(n);
+        for (int64_t s = 0; s < n; ++s) {
+          plane_a[s] = a[s * block + j];
+          plane_b[s] = b[s * block + j];
+        }
+        double sum = 0, dot = 0;
+        PlaneSumAndDot(plane_a.data(), plane_b.data(), n, &sum, &dot);
+        ASSERT_EQ(sums[j], PlaneSum(plane_a.data(), n)) << "block " << block << ", n " << n << ", channel " << j;
+        ASSERT_EQ(squares[j], PlaneSquaredDeviations(plane_a.data(), n, centers[j]))
+            << "block " << block << ", n " << n << ", channel " << j;
+        ASSERT_EQ(sums2[j], sum) << "block " << block << ", n " << n << ", channel " << j;
+        ASSERT_EQ(dots[j], dot) << "block " << block << ", n " << n << ", channel " << j;
+      }
+    }
+  }
+}
+
+TEST(PlaneSumsTest, ChannelBlockTotalsEqualChannelSumsBitwise) {
+  const int64_t outer = 11, channels = 32, inner = 49;
+  const int block = 16;
+  const std::vector<float> plain = Values(outer * channels * inner, 0.1f, 6);
+  std::vector<float> blocked(plain.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t s = 0; s < inner; ++s) {
+        blocked[((o * channels / block + c / block) * inner + s) * block + c % block] =
+            plain[(o * channels + c) * inner + s];
+      }
+    }
+  }
+  const std::vector<double> want = ChannelSums<1>(
+      outer, channels, inner,
+      [&](int64_t o, int64_t c, double* acc) { acc[0] += PlaneSum(&plain[(o * channels + c) * inner], inner); });
+  const std::vector<double> got = ChannelBlockTotals<1>(
+      outer, channels, inner, block, [&](int64_t o, int64_t cb, double* acc) {
+        double sums[block];
+        ChannelBlockSums(&blocked[(o * channels / block + cb) * inner * block], inner, block, sums);
+        for (int j = 0; j < block; ++j) acc[j] += sums[j];
+      });
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t c = 0; c < want.size(); ++c) EXPECT_EQ(got[c], want[c]) << "channel " << c;
+}
+
 }  // namespace caffe

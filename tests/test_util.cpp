@@ -47,6 +47,14 @@ SolverParameter ParseSolver(const std::string& text) {
   return param;
 }
 
+shared_ptr<Solver> MakeSgdSolver(const std::string& net_text) {
+  SolverParameter param = ParseSolver(
+      "base_lr: 0.05 momentum: 0.9 weight_decay: 0.001 lr_policy: 'fixed' max_iter: 100 "
+      "random_seed: 7 display: 0 snapshot_after_train: false");
+  *param.mutable_net_param() = ParseNet(net_text);
+  return SolverRegistry::CreateSolver(param, std::make_shared<Context>());
+}
+
 std::string MakeTempDir(const std::string& tag) {
   std::string base = std::string(CAFFE_BINARY_DIR) + "/test_tmp";
   // A test binary run on another machine (the GPU check carries them) has no build

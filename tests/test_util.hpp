@@ -8,6 +8,7 @@
 
 #include "caffe/blob.hpp"
 #include "caffe/proto/caffe.pb.h"
+#include "caffe/solver.hpp"
 
 namespace caffe {
 
@@ -18,6 +19,9 @@ void FillGaussian(Blob* blob, float stddev, uint64_t seed = 1701);
 LayerParameter ParseLayer(const std::string& text);
 NetParameter ParseNet(const std::string& text);
 SolverParameter ParseSolver(const std::string& text);
+// A CPU SGD solver (rate 0.05, momentum 0.9, weight decay 0.001, seed 7) over the net
+// in `net_text`, for tests that train two variants of a net side by side.
+shared_ptr<Solver> MakeSgdSolver(const std::string& net_text);
 // A fresh empty folder under the build tree for a test's files.
 std::string MakeTempDir(const std::string& tag);
 // Path to ../shared/compat, or "" when it is absent (tests then skip).

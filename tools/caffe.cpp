@@ -53,9 +53,15 @@ DEFINE_string(engine, "DEFAULT",
 DEFINE_bool(memory_plan, true,
             "Let activations used at disjoint stretches of a pass share memory: the "
             "train net's gradients (Net::ShareActivationDiffs) and the values of test "
-            "nets (Net::ShareActivationData); and fold each Scale in place after a "
-            "BatchNorm into the BatchNorm's passes (Net::FoldChannelScales). Off also "
+            "nets (Net::ShareActivationData); fold each Scale in place after a "
+            "BatchNorm into the BatchNorm's passes (Net::FoldChannelScales); and, with "
+            "-blocked_layouts, keep the activations between oneDNN convolutions in their "
+            "blocked layout (Net::PlanChannelBlockedLayouts). Off also "
             "under debug_info or force_backward.");
+DEFINE_bool(blocked_layouts, true,
+            "With the memory plan, keep the activations between oneDNN convolutions in "
+            "the convolutions' channel-blocked layout (Net::PlanChannelBlockedLayouts), "
+            "with no reorders between them. The same values bit for bit either way.");
 DEFINE_string(sync_stats, "",
               "Write the gradient exchange's per-iteration, per-blob statistics to this CSV "
               "(rank 0's view).");
@@ -187,6 +193,13 @@ void ShareActivationDiffs(Net* net, bool solver_debug_info) {
     LOG(INFO) << "Memory plan: " << folded
               << " Scale layer(s) folded into the BatchNorm before them (one pass fewer "
                  "over the activations each way)";
+  }
+  if (!FLAGS_blocked_layouts) return;
+  const Net::ChannelLayoutPlan layouts = net->PlanChannelBlockedLayouts();
+  if (layouts.blobs > 0) {
+    LOG(INFO) << "Layout plan: " << layouts.blobs << " activation blob(s) in " << layouts.regions
+              << " region(s) kept in oneDNN's " << layouts.block
+              << "-channel blocked layout (no reorders between their convolutions)";
   }
 }
 

@@ -89,6 +89,16 @@ class Blob {
   // Elements the blob's own buffers hold: Reshape up to it reuses them.
   int64_t capacity() const { return capacity_; }
 
+  // How data and diff are laid out. 0 (the default) is Caffe's row-major N x C x ...;
+  // b > 0 is the channel-blocked layout oneDNN's convolutions compute in (its aBcd8b /
+  // aBcd16b): channels in groups of b, each group's spatial positions in turn, and the
+  // b channels of a position side by side. Element (n, c, s) of an N x C x S blob is
+  // then at ((n * C / b + c / b) * S + s) * b + c % b, and C is a multiple of b. Only a
+  // Net's layout plan (Net::PlanChannelBlockedLayouts) sets it, on blobs whose every
+  // reader and writer understands it; indexing helpers such as data_at assume 0.
+  int channel_block() const { return channel_block_; }
+  void set_channel_block(int block) { channel_block_ = block; }
+
   // Copies values (or gradients) from source; with reshape=false the shapes must match.
   void CopyFrom(const Blob& source, bool copy_diff = false, bool reshape = false);
 
@@ -103,6 +113,7 @@ class Blob {
   vector<int64_t> shape_;
   int64_t count_ = 0;
   int64_t capacity_ = 0;
+  int channel_block_ = 0;
 };
 
 // "2x3x4" style text for error messages.

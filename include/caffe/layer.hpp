@@ -119,6 +119,21 @@ class Layer {
   // producer's next Backward.
   virtual void ReceiveChannelScaleFold(const float* scale, std::vector<double> sums) {}
 
+  // Channel-blocked layouts (Blob::channel_block, planned by
+  // Net::PlanChannelBlockedLayouts for CPU nets):
+  // - kPlainOnly: the layer reads and writes Caffe's plain layout only (the default).
+  // - kFollowsItsBlobs: its CPU passes give the same values, bit for bit, whatever the
+  //   layout, provided that all its bottoms and tops share it (elementwise layers, and
+  //   per-channel ones written for both layouts). The plan gives all of them one layout.
+  // - kConvertsPerBlob: it reads and writes each bottom and top in the layout that blob
+  //   has (oneDNN's convolution), and PreferredChannelBlock says which one costs it no
+  //   reorder.
+  enum class ChannelLayoutRole { kPlainOnly, kFollowsItsBlobs, kConvertsPerBlob };
+  virtual ChannelLayoutRole channel_layout_role() const { return ChannelLayoutRole::kPlainOnly; }
+  // For kConvertsPerBlob, after Reshape: the channel block the layer computes bottom
+  // `index` (or top `index`) in, 0 when it is none of the supported ones.
+  virtual int PreferredChannelBlock(bool top, int index) const { return 0; }
+
   // The context is shared with the owning net; a layer made alone gets its own.
   void set_context(shared_ptr<Context> context) { context_ = std::move(context); }
   Context& context() const { return *context_; }

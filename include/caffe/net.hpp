@@ -82,6 +82,28 @@ class Net {
   // call it once. `caffe train` and `caffe time` call it with the memory plan.
   int FoldChannelScales();
 
+  // The layout plan for a CPU net's activations: oneDNN's convolutions compute in a
+  // channel-blocked layout (Blob::channel_block), and a plain blob between two of them
+  // costs a reorder into that layout and one back, each way through the step (about
+  // a sixth of ResNet-20's step). The plan finds the regions of blobs that layers
+  // which understand the blocked layout join (Layer::kFollowsItsBlobs: ReLU, Eltwise,
+  // Split, BatchNorm, per-channel Scale) and whose edges are oneDNN convolutions
+  // (kConvertsPerBlob) that all prefer one block, and keeps those blobs in it. A region
+  // stays plain if any of its blobs is read or written by another layer, is not
+  // N x C x H x W with C a multiple of the block, or is an input, an output, a loss
+  // blob or in `keep`. Values and gradients are bit for bit those of the plain net.
+  // Afterwards a blob in a region holds its values in the blocked layout: read only
+  // the blobs left plain (`keep` makes one so). Nothing is planned for a GPU net or
+  // under force_backward or debug_info. `caffe train` and `caffe time` call it with
+  // the memory plan.
+  struct ChannelLayoutPlan {
+    int blobs = 0;      // blobs given a blocked layout
+    int regions = 0;    // the regions they form
+    int block = 0;      // the channel block of the last region planned
+    string skipped;     // why nothing was planned (empty when the plan ran)
+  };
+  ChannelLayoutPlan PlanChannelBlockedLayouts(const std::set<string>& keep = {});
+
   void ClearParamDiffs();
   // data -= diff for every parameter this net owns.
   void Update();

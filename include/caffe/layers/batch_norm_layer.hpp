@@ -37,6 +37,10 @@ class BatchNormLayer : public Layer {
   // a training forward then writes x_hat to x_norm_ and x_hat * s + b to the top, and
   // backward takes the Scale's factors.
   bool AcceptChannelScaleFold(const Blob* scale, const Blob* bias) override;
+  // Both layouts, in the CPU passes of this class (not its engine variants).
+  ChannelLayoutRole channel_layout_role() const override {
+    return ChannelLayoutRole::kFollowsItsBlobs;
+  }
   void ReceiveChannelScaleFold(const float* scale, std::vector<double> sums) override;
 
  protected:
@@ -50,7 +54,8 @@ class BatchNormLayer : public Layer {
 #endif
 
   // Batch mean and (biased) variance per channel into mean_ and variance_.
-  void ComputeBatchStatistics(const float* x);
+  // x in the layout of the given channel block (0: plain).
+  void ComputeBatchStatistics(const float* x, int block);
   // Folds mean_ and variance_ into the running blobs.
   void UpdateRunningStatistics();
 

@@ -30,6 +30,9 @@ namespace caffe {
 
 class CudnnBatchNormLayer : public BatchNormLayer {
  public:
+  ChannelLayoutRole channel_layout_role() const override {
+    return ChannelLayoutRole::kPlainOnly;
+  }
   explicit CudnnBatchNormLayer(const LayerParameter& param);
   ~CudnnBatchNormLayer() override;
   // False when the parameters or the current shape run the reference path.

@@ -24,6 +24,9 @@ namespace caffe {
 
 class DnnlBatchNormLayer : public BatchNormLayer {
  public:
+  ChannelLayoutRole channel_layout_role() const override {
+    return ChannelLayoutRole::kPlainOnly;
+  }
   explicit DnnlBatchNormLayer(const LayerParameter& param) : BatchNormLayer(param) {}
   void Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   bool uses_dnnl() const { return supported_; }

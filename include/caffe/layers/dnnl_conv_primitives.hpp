@@ -46,6 +46,8 @@ struct DnnlConvShape {
   DnnlConvGeometry geometry;
   dnnl::memory::desc blob_weights;  // how Caffe's weight blob is laid out
   bool bias_term = false;
+  // Blob::channel_block of the bottom (src) and the top (dst): 0 for plain NCHW.
+  int src_block = 0, dst_block = 0;
 };
 
 // The shape of a 2-d layer over an N x C x H x W bottom: src has `channels`, dst
@@ -66,6 +68,9 @@ class DnnlConvPrimitives {
   // use, since test-only nets never need them. Throws dnnl::error when oneDNN
   // refuses the geometry.
   void Build(const DnnlConvShape& shape);
+  // The channel block the forward primitive computes the bottom (or the top) in: a
+  // blob in that layout needs no reorder. 0 when it is not a supported blocked layout.
+  int PreferredChannelBlock(bool top) const;
   // top[i] = the layer applied to bottom[i]; `bias` is null without a bias term.
   void Forward(const vector<Blob*>& bottom, const vector<Blob*>& top, const Blob& weights,
                const Blob* bias);

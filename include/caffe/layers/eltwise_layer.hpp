@@ -16,6 +16,10 @@ class EltwiseLayer : public Layer {
   void LayerSetUp(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   void Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   const char* type() const override { return "Eltwise"; }
+  // Elementwise: any layout its bottoms and tops share.
+  ChannelLayoutRole channel_layout_role() const override {
+    return ChannelLayoutRole::kFollowsItsBlobs;
+  }
   int MinBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
 

@@ -10,6 +10,10 @@ class ReLULayer : public NeuronLayer {
  public:
   explicit ReLULayer(const LayerParameter& param) : NeuronLayer(param) {}
   const char* type() const override { return "ReLU"; }
+  // Elementwise: any layout its bottoms and tops share.
+  ChannelLayoutRole channel_layout_role() const override {
+    return ChannelLayoutRole::kFollowsItsBlobs;
+  }
 
  protected:
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;

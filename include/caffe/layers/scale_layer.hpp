@@ -33,6 +33,7 @@ class ScaleLayer : public Layer {
   // it; the fold applies in CPU passes where the producer kept its top (borrowed).
   bool FoldChannelScaleInto(Layer* producer) override;
   bool folds_into_producer() const { return fold_producer_ != nullptr; }
+  ChannelLayoutRole channel_layout_role() const override;
 
  protected:
   void Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) override;

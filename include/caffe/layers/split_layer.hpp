@@ -13,6 +13,10 @@ class SplitLayer : public Layer {
   explicit SplitLayer(const LayerParameter& param) : Layer(param) {}
   void Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) override;
   const char* type() const override { return "Split"; }
+  // Elementwise: any layout its bottoms and tops share.
+  ChannelLayoutRole channel_layout_role() const override {
+    return ChannelLayoutRole::kFollowsItsBlobs;
+  }
   int ExactNumBottomBlobs() const override { return 1; }
   int MinTopBlobs() const override { return 1; }
 

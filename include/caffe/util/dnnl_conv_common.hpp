@@ -35,6 +35,23 @@ inline dnnl::memory::desc AnyLayoutDesc(const dnnl::memory::dims& dims) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
 }
 
+// float32 N x C x H x W in Caffe's plain layout (block 0) or a channel-blocked one
+// (Blob::channel_block: 8 or 16, oneDNN's aBcd8b / aBcd16b).
+inline dnnl::memory::desc ActivationDesc(const dnnl::memory::dims& dims, int block) {
+  using tag = dnnl::memory::format_tag;
+  const tag layout = block == 16 ? tag::aBcd16b : block == 8 ? tag::aBcd8b : tag::nchw;
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, layout);
+}
+
+// The channel block of `desc` when it is one of ActivationDesc's blocked layouts for
+// `dims`, else 0.
+inline int ChannelBlockOf(const dnnl::memory::desc& desc, const dnnl::memory::dims& dims) {
+  for (int block : {16, 8}) {
+    if (desc == ActivationDesc(dims, block)) return block;
+  }
+  return 0;
+}
+
 // A reorder buffer only lives from the reorder to the end of the primitive that uses
 // it, so one buffer per role (slot) can serve every layer on a thread: memory is then
 // a few times the largest tensor, not several activation-sized buffers per layer

@@ -30,6 +30,17 @@ double PlaneSquaredDeviations(const float* x, int64_t n, float center);
 // The sum of a[0..n) and the dot product of a and b.
 void PlaneSumAndDot(const float* a, const float* b, int64_t n, double* sum_a, double* dot_ab);
 
+// The same three for the channels of one channel block (Blob::channel_block): x holds
+// n positions of `block` channels each, channel j's values at x[s * block + j], with
+// block a multiple of 8. out[j] is bit for bit what the function above gives for
+// channel j's n values as one contiguous plane (the same lanes, in the same order), so
+// a blocked blob's statistics equal a plain one's.
+void ChannelBlockSums(const float* x, int64_t n, int block, double* out);
+void ChannelBlockSquaredDeviations(const float* x, int64_t n, int block, const float* centers,
+                                   double* out);
+void ChannelBlockSumsAndDots(const float* a, const float* b, int64_t n, int block,
+                             double* sums, double* dots);
+
 // Per-channel totals over a blob laid out (outer, channels, inner), for reductions
 // over batch and space: totals[c * kTerms + t] is the sum over o of what
 // plane(o, c, acc) adds to acc[t]. Rows are taken in fixed blocks of kRowsPerBlock and
@@ -58,6 +69,37 @@ std::vector<double> ChannelSums(int64_t outer, int64_t channels, int64_t inner,
   std::vector<double> totals(channels * kTerms, 0.0);
   for (int64_t block = 0; block < blocks; ++block) {
     for (int64_t i = 0; i < channels * kTerms; ++i) totals[i] += partial[block * channels * kTerms + i];
+  }
+  return totals;
+}
+
+// ChannelSums for a channel-blocked blob (channels a multiple of `block`): tile(o, cb,
+// acc) adds to acc[j * kTerms + t] what plane(o, cb * block + j, ...) would add to
+// acc[t]. Each channel's terms are added in the order ChannelSums adds them, so equal
+// tiles give equal totals, bit for bit.
+template <int kTerms, typename TileFn>
+std::vector<double> ChannelBlockTotals(int64_t outer, int64_t channels, int64_t inner, int block,
+                                       const TileFn& tile) {
+  const int64_t blocks = (outer + kRowsPerBlock - 1) / kRowsPerBlock;
+  const int64_t channel_blocks = channels / block;
+  std::vector<double> partial(blocks * channels * kTerms, 0.0);
+  double* partials = partial.data();
+  ParallelFor(
+      blocks * channel_blocks,
+      [=, &tile](int64_t begin, int64_t end) {
+        for (int64_t item = begin; item < end; ++item) {
+          const int64_t row_block = item / channel_blocks, cb = item % channel_blocks;
+          const int64_t row_end = std::min(outer, (row_block + 1) * kRowsPerBlock);
+          double* acc = partials + (row_block * channels + cb * block) * kTerms;
+          for (int64_t o = row_block * kRowsPerBlock; o < row_end; ++o) tile(o, cb, acc);
+        }
+      },
+      MinItemsFor(kRowsPerBlock * inner * block));
+  std::vector<double> totals(channels * kTerms, 0.0);
+  for (int64_t row_block = 0; row_block < blocks; ++row_block) {
+    for (int64_t i = 0; i < channels * kTerms; ++i) {
+      totals[i] += partial[row_block * channels * kTerms + i];
+    }
   }
   return totals;
 }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "caffe/layer_factory.hpp"
+#include "caffe/util/channel_tiles.hpp"
 #include "caffe/util/math_functions.hpp"
 #include "caffe/util/parallel_for.hpp"
 #include "caffe/util/plane_sums.hpp"
@@ -82,7 +83,7 @@ void BatchNormLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& t
 //   mean = sum S / m,  m * var = sum [Q + 2 (c - mean)(S - n c) + n (c - mean)^2],
 // which is exact algebra for any c; with c near the plane's mean the terms stay small,
 // so a large mean does not cancel as in E[x^2] - E[x]^2.
-void BatchNormLayer::ComputeBatchStatistics(const float* x) {
+void BatchNormLayer::ComputeBatchStatistics(const float* x, int block) {
   float* mean = mean_.mutable_cpu_data();
   float* variance = variance_.mutable_cpu_data();
   const int64_t channels = channels_, spatial = spatial_;
@@ -91,17 +92,41 @@ void BatchNormLayer::ComputeBatchStatistics(const float* x) {
   double* stats = plane_stats_.data();
   // The centre of a plane of the given sum: both passes below must use the same one.
   auto center_of = [n](double sum) { return static_cast<float>(sum / n); };
-  ParallelFor(
-      num_ * channels_,
-      [=](int64_t plane_begin, int64_t plane_end) {
-        for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
-          const float* in = x + plane * spatial;
-          const double sum = PlaneSum(in, spatial);
-          stats[2 * plane] = sum;
-          stats[2 * plane + 1] = PlaneSquaredDeviations(in, spatial, center_of(sum));
-        }
-      },
-      MinItemsFor(spatial_));
+  if (block == 0) {
+    ParallelFor(
+        num_ * channels_,
+        [=](int64_t plane_begin, int64_t plane_end) {
+          for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
+            const float* in = x + plane * spatial;
+            const double sum = PlaneSum(in, spatial);
+            stats[2 * plane] = sum;
+            stats[2 * plane + 1] = PlaneSquaredDeviations(in, spatial, center_of(sum));
+          }
+        },
+        MinItemsFor(spatial_));
+  } else {
+    // A tile holds `block` planes side by side; its sums are theirs, bit for bit.
+    const int64_t tiles_per_image = channels_ / block;
+    ParallelFor(
+        num_ * tiles_per_image,
+        [=](int64_t tile_begin, int64_t tile_end) {
+          double sums[kMaxChannelBlock], squares[kMaxChannelBlock];
+          float centers[kMaxChannelBlock];
+          for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
+            const float* in = x + tile * spatial * block;
+            ChannelBlockSums(in, spatial, block, sums);
+            for (int j = 0; j < block; ++j) centers[j] = center_of(sums[j]);
+            ChannelBlockSquaredDeviations(in, spatial, block, centers, squares);
+            // Tile t is image t / tiles_per_image, channels from (t % tiles_per_image) * block:
+            // plane index (n * channels + c) = t * block + j.
+            for (int j = 0; j < block; ++j) {
+              stats[2 * (tile * block + j)] = sums[j];
+              stats[2 * (tile * block + j) + 1] = squares[j];
+            }
+          }
+        },
+        MinItemsFor(spatial_ * block));
+  }
   for (int64_t c = 0; c < channels_; ++c) {
     double total = 0.0;
     for (int64_t i = 0; i < num_; ++i) total += stats[2 * (i * channels + c)];
@@ -132,6 +157,7 @@ void BatchNormLayer::UpdateRunningStatistics() {
 
 void BatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
   const float* x = bottom[0]->cpu_data();
+  const int block = bottom[0]->channel_block();  // top's too (kFollowsItsBlobs)
   if (use_global_stats_) {
     // A normalizer of 0 means no statistics were gathered yet: use zeros.
     const float normalizer = blobs_[2]->cpu_data()[0];
@@ -139,7 +165,7 @@ void BatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*
     math::scale(channels_, factor, blobs_[0]->cpu_data(), mean_.mutable_cpu_data());
     math::scale(channels_, factor, blobs_[1]->cpu_data(), variance_.mutable_cpu_data());
   } else {
-    ComputeBatchStatistics(x);
+    ComputeBatchStatistics(x, block);
   }
   const float* mean = mean_.cpu_data();
   const float* variance = variance_.cpu_data();
@@ -156,36 +182,41 @@ void BatchNormLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*
   const float* fold_s = affine ? fold_scale_blob_->cpu_data() : nullptr;
   const float* fold_b = affine && fold_bias_blob_ ? fold_bias_blob_->cpu_data() : nullptr;
   fold_sums_.clear();
-  const int64_t channels = channels_, spatial = spatial_;
-  ParallelFor(
-      num_ * channels_,
-      [=](int64_t plane_begin, int64_t plane_end) {
-        for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
-          const int64_t c = plane % channels, base = plane * spatial;
-          const float mu = mean[c], scale = inv_std[c];
-          const float* in = x + base;
-          float* out = y + base;
-          if (fold_s) {
-            float* kept = x_hat + base;
-            const float f = fold_s[c], b = fold_b ? fold_b[c] : 0.f;
-            for (int64_t s = 0; s < spatial; ++s) {
-              const float v = (in[s] - mu) * scale;
-              kept[s] = v;
-              out[s] = v * f + b;
-            }
-          } else if (x_hat) {
-            float* kept = x_hat + base;
-            for (int64_t s = 0; s < spatial; ++s) {
-              const float v = (in[s] - mu) * scale;
-              out[s] = v;
-              kept[s] = v;
-            }
-          } else {
-            for (int64_t s = 0; s < spatial; ++s) out[s] = (in[s] - mu) * scale;
-          }
+  const int64_t spatial = spatial_;
+  ForEachChannelTile(num_, channels_, spatial_, block, [=](int64_t base, int64_t c0, auto width) {
+    constexpr int kWidth = decltype(width)::value;
+    const float* in = x + base;
+    float* out = y + base;
+    const float* mu = mean + c0;
+    const float* scale = inv_std + c0;
+    const int64_t n = spatial * kWidth;
+    if (fold_s) {
+      float* kept = x_hat + base;
+      const float* f = fold_s + c0;
+      float b[kWidth];
+      for (int j = 0; j < kWidth; ++j) b[j] = fold_b ? fold_b[c0 + j] : 0.f;
+      for (int64_t i = 0; i < n; i += kWidth) {
+        for (int j = 0; j < kWidth; ++j) {
+          const float v = (in[i + j] - mu[j]) * scale[j];
+          kept[i + j] = v;
+          out[i + j] = v * f[j] + b[j];
         }
-      },
-      MinItemsFor(spatial_));
+      }
+    } else if (x_hat) {
+      float* kept = x_hat + base;
+      for (int64_t i = 0; i < n; i += kWidth) {
+        for (int j = 0; j < kWidth; ++j) {
+          const float v = (in[i + j] - mu[j]) * scale[j];
+          out[i + j] = v;
+          kept[i + j] = v;
+        }
+      }
+    } else {
+      for (int64_t i = 0; i < n; i += kWidth) {
+        for (int j = 0; j < kWidth; ++j) out[i + j] = (in[i + j] - mu[j]) * scale[j];
+      }
+    }
+  });
   if (!use_global_stats_) UpdateRunningStatistics();
 }
 
@@ -219,6 +250,7 @@ void BatchNormLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& 
   const float* x_hat = x_norm_.cpu_data();
   const double m = static_cast<double>(num_ * spatial_);
   const bool global = use_global_stats_;
+  const int block = bottom[0]->channel_block();
   const int64_t channels = channels_, spatial = spatial_;
   // Per channel: mean(dy) and mean(dy * x_hat), zero under global statistics.
   vector<float> mean_dy(channels_, 0.f), mean_dy_xhat(channels_, 0.f);
@@ -230,46 +262,66 @@ void BatchNormLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& 
     }
     fold_sums_.clear();
   } else if (!global) {
-    const vector<double> sums = ChannelSums<2>(
-        num_, channels_, spatial_, [=](int64_t n, int64_t c, double* acc) {
-          const int64_t base = (n * channels + c) * spatial;
-          double plane_dy, plane_dy_xhat;
-          PlaneSumAndDot(dy + base, x_hat + base, spatial, &plane_dy, &plane_dy_xhat);
-          acc[0] += plane_dy;
-          acc[1] += plane_dy_xhat;
-        });
+    const vector<double> sums =
+        block == 0
+            ? ChannelSums<2>(num_, channels_, spatial_,
+                             [=](int64_t n, int64_t c, double* acc) {
+                               const int64_t base = (n * channels + c) * spatial;
+                               double plane_dy, plane_dy_xhat;
+                               PlaneSumAndDot(dy + base, x_hat + base, spatial, &plane_dy,
+                                              &plane_dy_xhat);
+                               acc[0] += plane_dy;
+                               acc[1] += plane_dy_xhat;
+                             })
+            : ChannelBlockTotals<2>(
+                  num_, channels_, spatial_, block, [=](int64_t n, int64_t cb, double* acc) {
+                    const int64_t base = (n * (channels / block) + cb) * spatial * block;
+                    double tile_dy[kMaxChannelBlock], tile_dy_xhat[kMaxChannelBlock];
+                    ChannelBlockSumsAndDots(dy + base, x_hat + base, spatial, block, tile_dy,
+                                            tile_dy_xhat);
+                    for (int j = 0; j < block; ++j) {
+                      acc[2 * j] += tile_dy[j];
+                      acc[2 * j + 1] += tile_dy_xhat[j];
+                    }
+                  });
     for (int64_t c = 0; c < channels_; ++c) {
       mean_dy[c] = static_cast<float>(sums[2 * c] / m);
       mean_dy_xhat[c] = static_cast<float>(sums[2 * c + 1] / m);
     }
   }
-  // dx plane by plane, threads splitting the planes into contiguous ranges: split by
+  // dx tile by tile, threads splitting the tiles into contiguous ranges: split by
   // channel instead, two threads writing interleaved blocks ran slower than one.
   const float* shift = mean_dy.data();
   const float* slope = mean_dy_xhat.data();
   const float* factor = folded ? fold_scale_.data() : nullptr;
-  ParallelFor(
-      num_ * channels_,
-      [=](int64_t plane_begin, int64_t plane_end) {
-        for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
-          const int64_t c = plane % channels, base = plane * spatial;
-          const float* g = dy + base;
-          float* out = dx + base;
-          const float scale = inv_std[c];
-          if (global) {
-            for (int64_t s = 0; s < spatial; ++s) out[s] = g[s] * scale;
-          } else if (factor) {
-            const float* h = x_hat + base;
-            const float a = shift[c], b = slope[c], f = factor[c];
-            for (int64_t s = 0; s < spatial; ++s) out[s] = (g[s] * f - a - h[s] * b) * scale;
-          } else {
-            const float* h = x_hat + base;
-            const float a = shift[c], b = slope[c];
-            for (int64_t s = 0; s < spatial; ++s) out[s] = (g[s] - a - h[s] * b) * scale;
+  ForEachChannelTile(num_, channels_, spatial_, block, [=](int64_t base, int64_t c0, auto width) {
+    constexpr int kWidth = decltype(width)::value;
+    const float* g = dy + base;
+    float* out = dx + base;
+    const float* scale = inv_std + c0;
+    const int64_t n = spatial * kWidth;
+    if (global) {
+      for (int64_t i = 0; i < n; i += kWidth) {
+        for (int j = 0; j < kWidth; ++j) out[i + j] = g[i + j] * scale[j];
+      }
+    } else {
+      const float* h = x_hat + base;
+      const float* a = shift + c0;
+      const float* b = slope + c0;
+      if (factor) {
+        const float* f = factor + c0;
+        for (int64_t i = 0; i < n; i += kWidth) {
+          for (int j = 0; j < kWidth; ++j) {
+            out[i + j] = (g[i + j] * f[j] - a[j] - h[i + j] * b[j]) * scale[j];
           }
         }
-      },
-      MinItemsFor(spatial_));
+      } else {
+        for (int64_t i = 0; i < n; i += kWidth) {
+          for (int j = 0; j < kWidth; ++j) out[i + j] = (g[i + j] - a[j] - h[i + j] * b[j]) * scale[j];
+        }
+      }
+    }
+  });
 }
 
 // Registered in layer_engines.cpp, which picks between this and its engine variants.

@@ -10,9 +10,15 @@ template <class Base, class Ops>
 void DnnlConvLayer<Base, Ops>::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) {
   Base::Reshape(bottom, top);
   const int threads = DnnlThreads();
-  if (bottom[0]->shape() == built_shape_ && threads == built_threads_) return;
+  const int src_block = bottom[0]->channel_block(), dst_block = top[0]->channel_block();
+  if (bottom[0]->shape() == built_shape_ && threads == built_threads_ &&
+      src_block == built_src_block_ && dst_block == built_dst_block_) {
+    return;
+  }
   built_shape_ = bottom[0]->shape();
   built_threads_ = threads;
+  built_src_block_ = src_block;
+  built_dst_block_ = dst_block;
   supported_ = this->num_spatial_axes_ == 2 && this->channel_axis_ == 1 &&
                bottom[0]->num_axes() == 4 && bottom[0]->count() > 0;
   if (!supported_) {
@@ -22,10 +28,12 @@ void DnnlConvLayer<Base, Ops>::Reshape(const vector<Blob*>& bottom, const vector
     return;
   }
   // src is the bottom (channels_) and dst the top (num_output_) for both families.
-  const DnnlConvShape shape = MakeDnnlConvShape(
+  DnnlConvShape shape = MakeDnnlConvShape(
       bottom[0]->shape(), this->channels_, this->num_output_, this->group_,
       this->kernel_shape_, this->output_shape_, this->stride_, this->dilation_, this->pad_,
       this->bias_term_, Ops::kBlobWeightsTag, Ops::kGroupedBlobWeightsTag);
+  shape.src_block = src_block;
+  shape.dst_block = dst_block;
   try {
     primitives_.Build(shape);
   } catch (const dnnl::error& e) {

@@ -2,6 +2,7 @@
 
 #include "caffe/filler.hpp"
 #include "caffe/layer_factory.hpp"
+#include "caffe/util/channel_tiles.hpp"
 #include "caffe/util/math_functions.hpp"
 #include "caffe/util/parallel_for.hpp"
 #include "caffe/util/plane_sums.hpp"
@@ -96,19 +97,20 @@ void ScaleLayer::Forward_cpu(const vector<Blob*>& bottom, const vector<Blob*>& t
   const float* scale = scale_blob(bottom)->cpu_data();
   const float* bias = bias_term_ ? blobs_[bias_param_id_]->cpu_data() : nullptr;
   float* y = top[0]->mutable_cpu_data();
-  const int64_t dim = dim_, inner = inner_;
-  ParallelFor(
-      outer_ * dim_,
-      [=](int64_t plane_begin, int64_t plane_end) {
-        for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
-          const int64_t base = plane * inner;
-          const float s = scale[plane % dim];
-          const float b = bias ? bias[plane % dim] : 0.f;
-          if (saved) std::copy(x + base, x + base + inner, saved + base);
-          for (int64_t i = 0; i < inner; ++i) y[base + i] = x[base + i] * s + b;
-        }
-      },
-      MinItemsFor(inner_));
+  // The layout plan gives a blocked blob only to a per-channel Scale (channel_layout_role).
+  const int block = bottom[0]->channel_block();
+  const int64_t inner = inner_;
+  ForEachChannelTile(outer_, dim_, inner_, block, [=](int64_t base, int64_t c0, auto width) {
+    constexpr int kWidth = decltype(width)::value;
+    const float* s = scale + c0;
+    float b[kWidth];
+    for (int j = 0; j < kWidth; ++j) b[j] = bias ? bias[c0 + j] : 0.f;
+    const int64_t n = inner * kWidth;
+    if (saved) std::copy(x + base, x + base + n, saved + base);
+    for (int64_t i = 0; i < n; i += kWidth) {
+      for (int j = 0; j < kWidth; ++j) y[base + i + j] = x[base + i + j] * s[j] + b[j];
+    }
+  });
 }
 
 void ScaleLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
@@ -135,42 +137,64 @@ void ScaleLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& prop
   float* dx = propagate_down[0] && !fold ? bottom[0]->mutable_cpu_diff() : nullptr;  // may alias dy
   const float* scale = dx || fold ? scale_blob(bottom)->cpu_data() : nullptr;
   const int64_t dim = dim_, inner = inner_;
+  const int block = bottom[0]->channel_block();
   // Parameter gradients first: in place, dx overwrites dy. The sums' order depends on
-  // the shape alone, not on the thread count.
+  // the shape alone, not on the thread count or the layout.
   if (ds || db || fold) {
     const bool dot = ds || fold;
-    const vector<double> sums = ChannelSums<2>(
-        outer_, dim_, inner_, [=](int64_t o, int64_t d, double* acc) {
-          const int64_t base = (o * dim + d) * inner;
-          if (dot) {
-            double plane_dy, plane_dy_x;
-            PlaneSumAndDot(dy + base, x + base, inner, &plane_dy, &plane_dy_x);
-            acc[0] += plane_dy;
-            acc[1] += plane_dy_x;
-          } else {
-            acc[0] += PlaneSum(dy + base, inner);
-          }
-        });
+    const vector<double> sums =
+        block == 0
+            ? ChannelSums<2>(outer_, dim_, inner_,
+                             [=](int64_t o, int64_t d, double* acc) {
+                               const int64_t base = (o * dim + d) * inner;
+                               if (dot) {
+                                 double plane_dy, plane_dy_x;
+                                 PlaneSumAndDot(dy + base, x + base, inner, &plane_dy, &plane_dy_x);
+                                 acc[0] += plane_dy;
+                                 acc[1] += plane_dy_x;
+                               } else {
+                                 acc[0] += PlaneSum(dy + base, inner);
+                               }
+                             })
+            : ChannelBlockTotals<2>(
+                  outer_, dim_, inner_, block, [=](int64_t o, int64_t cb, double* acc) {
+                    const int64_t base = (o * (dim / block) + cb) * inner * block;
+                    double tile_dy[kMaxChannelBlock], tile_dy_x[kMaxChannelBlock] = {};
+                    if (dot) {
+                      ChannelBlockSumsAndDots(dy + base, x + base, inner, block, tile_dy, tile_dy_x);
+                    } else {
+                      ChannelBlockSums(dy + base, inner, block, tile_dy);
+                    }
+                    for (int j = 0; j < block; ++j) {
+                      acc[2 * j] += tile_dy[j];
+                      if (dot) acc[2 * j + 1] += tile_dy_x[j];
+                    }
+                  });
     for (int64_t d = 0; d < dim_; ++d) {
       if (ds) ds[d] += static_cast<float>(sums[2 * d + 1]);
       if (db) db[d] += static_cast<float>(sums[2 * d]);
     }
     if (fold) fold_producer_->ReceiveChannelScaleFold(scale, sums);
   }
-  // dx with threads splitting the planes into contiguous ranges (split by entry, two
+  // dx with threads splitting the tiles into contiguous ranges (split by entry, two
   // threads writing interleaved blocks ran slower than one).
   if (dx) {
-    ParallelFor(
-        outer_ * dim_,
-        [=](int64_t plane_begin, int64_t plane_end) {
-          for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
-            const int64_t base = plane * inner;
-            const float s = scale[plane % dim];
-            for (int64_t i = 0; i < inner; ++i) dx[base + i] = dy[base + i] * s;
-          }
-        },
-        MinItemsFor(inner_));
+    ForEachChannelTile(outer_, dim_, inner_, block, [=](int64_t base, int64_t c0, auto width) {
+      constexpr int kWidth = decltype(width)::value;
+      const float* s = scale + c0;
+      const int64_t n = inner * kWidth;
+      for (int64_t i = 0; i < n; i += kWidth) {
+        for (int j = 0; j < kWidth; ++j) dx[base + i + j] = dy[base + i + j] * s[j];
+      }
+    });
   }
+}
+
+Layer::ChannelLayoutRole ScaleLayer::channel_layout_role() const {
+  // Per-channel factors from the layer's own blob: the tiles' constants.
+  const bool per_channel = layer_param_.bottom_size() == 1 && axis_ == 1 &&
+                           !blobs_.empty() && blobs_[0]->num_axes() == 1;
+  return per_channel ? ChannelLayoutRole::kFollowsItsBlobs : ChannelLayoutRole::kPlainOnly;
 }
 
 REGISTER_LAYER_CLASS(Scale);

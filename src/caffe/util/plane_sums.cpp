@@ -42,6 +42,41 @@ double Accumulate(int64_t n, const Step& step, const StepOne& step_one) {
   return ((pairs[0] + pairs[1]) + (pairs[2] + pairs[3])) + tail;
 }
 
+// Accumulate for eight channels side by side: step(acc, s) adds position s's eight
+// values (one per channel) to acc, step_one(s, j) is channel j's value at s for the
+// scalar tail. acc[l] holds lane l of all eight channels, so each channel gets the
+// lanes, the tail and the final tree of Accumulate, in its order and with its
+// arithmetic (the tail in scalar floats, as there).
+template <typename Step, typename StepOne>
+void AccumulateEightChannels(int64_t n, const Step& step, const StepOne& step_one, double* out) {
+  Vec8 acc[kPlaneSumLanes] = {};
+  int64_t i = 0;
+  for (; i + kPlaneSumLanes <= n; i += kPlaneSumLanes) {
+#pragma GCC unroll 32  // whole, so that acc[lane] names a register, not memory
+    for (int lane = 0; lane < kPlaneSumLanes; ++lane) step(acc[lane], i + lane);
+  }
+  for (; i + 8 <= n; i += 8) {
+#pragma GCC unroll 8
+    for (int lane = 0; lane < 8; ++lane) step(acc[lane], i + lane);
+  }
+  float tail[8] = {};
+  for (; i < n; ++i) {
+    for (int j = 0; j < 8; ++j) tail[j] += step_one(i, j);
+  }
+  Vec8 lanes[8];
+  for (int k = 0; k < 8; ++k) {
+    lanes[k] = acc[k];
+    for (int v = 1; v < kVectors; ++v) lanes[k] += acc[8 * v + k];
+  }
+  for (int j = 0; j < 8; ++j) {
+    const double pairs[4] = {static_cast<double>(lanes[0][j]) + lanes[1][j],
+                             static_cast<double>(lanes[2][j]) + lanes[3][j],
+                             static_cast<double>(lanes[4][j]) + lanes[5][j],
+                             static_cast<double>(lanes[6][j]) + lanes[7][j]};
+    out[j] = ((pairs[0] + pairs[1]) + (pairs[2] + pairs[3])) + tail[j];
+  }
+}
+
 }  // namespace
 
 double PlaneSum(const float* x, int64_t n) {
@@ -66,6 +101,50 @@ void PlaneSumAndDot(const float* a, const float* b, int64_t n, double* sum_a, do
   *dot_ab = Accumulate(
       n, [a, b](Vec8& acc, int64_t i) { acc += Load(a + i) * Load(b + i); },
       [a, b](int64_t i) { return a[i] * b[i]; });
+}
+
+void ChannelBlockSums(const float* x, int64_t n, int block, double* out) {
+  for (int g = 0; g < block; g += 8) {
+    const float* base = x + g;
+    AccumulateEightChannels(
+        n, [base, block](Vec8& acc, int64_t s) { acc += Load(base + s * block); },
+        [base, block](int64_t s, int j) { return base[s * block + j]; }, out + g);
+  }
+}
+
+void ChannelBlockSquaredDeviations(const float* x, int64_t n, int block, const float* centers,
+                                   double* out) {
+  for (int g = 0; g < block; g += 8) {
+    const float* base = x + g;
+    const float* c = centers + g;
+    const Vec8 center = Load(c);
+    AccumulateEightChannels(
+        n,
+        [base, block, center](Vec8& acc, int64_t s) {
+          const Vec8 d = Load(base + s * block) - center;
+          acc += d * d;
+        },
+        [base, block, c](int64_t s, int j) {
+          return (base[s * block + j] - c[j]) * (base[s * block + j] - c[j]);
+        },
+        out + g);
+  }
+}
+
+void ChannelBlockSumsAndDots(const float* a, const float* b, int64_t n, int block,
+                             double* sums, double* dots) {
+  ChannelBlockSums(a, n, block, sums);
+  for (int g = 0; g < block; g += 8) {
+    const float* base_a = a + g;
+    const float* base_b = b + g;
+    AccumulateEightChannels(
+        n,
+        [base_a, base_b, block](Vec8& acc, int64_t s) {
+          acc += Load(base_a + s * block) * Load(base_b + s * block);
+        },
+        [base_a, base_b, block](int64_t s, int j) { return base_a[s * block + j] * base_b[s * block + j]; },
+        dots + g);
+  }
 }
 
 }  // namespace caffe
