@@ -157,6 +157,31 @@ TEST(ChannelBlockedLayoutTest, UnderGlobalStatisticsTrainingMatchesBitwise) {
   ExpectSameTraining(ResidualNet("batch_norm_param { use_global_stats: true eps: 1 }"), 3);
 }
 
+// A test net, as `caffe train` sets one up: the trained weights and BatchNorm
+// statistics shared from the train net, the values' memory plan, then the layout plan.
+// Its outputs must be the plain test net's, bit for bit.
+TEST(ChannelBlockedLayoutTest, ATestNetGivesThePlainOutputsBitwise) {
+  auto solver = MakeSgdSolver(ResidualNet());
+  solver->Step(2);  // statistics away from zero
+  NetParameter param = ParseNet(ResidualNet());
+  param.mutable_state()->set_phase(TEST);
+  // Contexts of their own with one seed: both draw the same DummyData batches.
+  Net plain(param, std::make_shared<Context>());
+  Net blocked(param, std::make_shared<Context>());
+  for (Net* net : {&plain, &blocked}) {
+    net->ShareTrainedLayersWith(*solver->net());
+    net->ShareActivationData();
+  }
+  ASSERT_GT(blocked.PlanChannelBlockedLayouts().blobs, 0);
+  float plain_loss = 0.f, blocked_loss = 0.f;
+  const Blob& a = *plain.Forward(&plain_loss)[0];
+  const Blob& b = *blocked.Forward(&blocked_loss)[0];
+  ASSERT_TRUE(std::isfinite(plain_loss));
+  EXPECT_EQ(plain_loss, blocked_loss);
+  ASSERT_EQ(a.count(), b.count());
+  for (int64_t i = 0; i < a.count(); ++i) EXPECT_EQ(a.cpu_data()[i], b.cpu_data()[i]) << i;
+}
+
 TEST(ChannelBlockedLayoutTest, AKeptBlobLeavesItsRegionPlain) {
   auto solver = MakeSgdSolver(ResidualNet());
   const Net::ChannelLayoutPlan plan = SetUpAsCaffeTrain(solver.get(), true, {"s3"});

@@ -181,6 +181,16 @@ void LogActivationSharing(const string& what, const Net::ActivationSharing& shar
             << (sharing.bytes_before - sharing.bytes_after) / mb << " MB saved)";
 }
 
+void PlanBlockedLayouts(Net* net, const string& which) {
+  if (!FLAGS_blocked_layouts) return;
+  const Net::ChannelLayoutPlan layouts = net->PlanChannelBlockedLayouts();
+  if (layouts.blobs > 0) {
+    LOG(INFO) << "Layout plan (" << which << "): " << layouts.blobs << " activation blob(s) in "
+              << layouts.regions << " region(s) kept in oneDNN's " << layouts.block
+              << "-channel blocked layout (no reorders between their convolutions)";
+  }
+}
+
 void ShareActivationDiffs(Net* net, bool solver_debug_info) {
   if (!FLAGS_memory_plan) return;
   if (solver_debug_info) {
@@ -194,18 +204,13 @@ void ShareActivationDiffs(Net* net, bool solver_debug_info) {
               << " Scale layer(s) folded into the BatchNorm before them (one pass fewer "
                  "over the activations each way)";
   }
-  if (!FLAGS_blocked_layouts) return;
-  const Net::ChannelLayoutPlan layouts = net->PlanChannelBlockedLayouts();
-  if (layouts.blobs > 0) {
-    LOG(INFO) << "Layout plan: " << layouts.blobs << " activation blob(s) in " << layouts.regions
-              << " region(s) kept in oneDNN's " << layouts.block
-              << "-channel blocked layout (no reorders between their convolutions)";
-  }
+  PlanBlockedLayouts(net, "train net");
 }
 
 void ShareActivationData(Net* net, const string& which) {
   if (!FLAGS_memory_plan) return;
   LogActivationSharing(which + " activations", net->ShareActivationData());
+  PlanBlockedLayouts(net, which);
 }
 
 int Train() {
