@@ -94,8 +94,8 @@ class Net {
   // blob or in `keep`. Values and gradients are bit for bit those of the plain net.
   // Afterwards a blob in a region holds its values in the blocked layout: read only
   // the blobs left plain (`keep` makes one so). Nothing is planned for a GPU net or
-  // under force_backward or debug_info. `caffe train` and `caffe time` call it with
-  // the memory plan.
+  // under force_backward or debug_info. `caffe train` (train and test nets), `caffe
+  // test` and `caffe time` call it with the memory plan.
   struct ChannelLayoutPlan {
     int blobs = 0;      // blobs given a blocked layout
     int regions = 0;    // the regions they form
