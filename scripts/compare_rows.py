@@ -11,6 +11,9 @@ luck, and the pairs say more than the two means and spreads do. Prints each pair
 mean difference (other - base) in percentage points, its sample standard deviation,
 t = mean / (sd / sqrt(k)) over k pairs and the two-sided p of Student's t with k - 1
 degrees of freedom. A p above 0.05 means the rows are not told apart by these seeds.
+Then what the seeds can resolve: the smallest mean difference these pairs would put
+at p < 0.05 with the measured sd, and about how many pairs the measured difference
+would need at its mean and sd (a planning figure, not a promise: new seeds move both).
 """
 
 import argparse
@@ -62,6 +65,40 @@ def two_sided_p(t, df):
     if math.isinf(t):
         return 0.0
     return regularized_beta(df / 2.0, 0.5, df / (df + t * t))
+
+
+def critical_t(df, alpha=0.05):
+    """The t at which the two-sided p of Student's t with df degrees of freedom is alpha
+    (bisection: the p falls as t grows)."""
+    low, high = 0.0, 1.0
+    while two_sided_p(high, df) > alpha:
+        high *= 2.0
+    for _ in range(200):
+        middle = 0.5 * (low + high)
+        if two_sided_p(middle, df) > alpha:
+            low = middle
+        else:
+            high = middle
+    return high
+
+
+def resolvable_difference(sd, k, alpha=0.05):
+    """The smallest mean difference that k pairs with this sd put at p < alpha."""
+    return critical_t(k - 1, alpha) * sd / math.sqrt(k)
+
+
+def pairs_needed(mean, sd, alpha=0.05, most=200):
+    """How many pairs would put this mean difference at p < alpha if the mean and sd
+    held as measured (a planning figure: the next seeds will move both); None for no
+    difference or beyond `most`."""
+    if not mean:
+        return None
+    if not sd:
+        return 2
+    for k in range(2, most + 1):
+        if abs(mean) >= resolvable_difference(sd, k, alpha):
+            return k
+    return None
 
 
 def paired(base, other):
@@ -118,6 +155,12 @@ def main(argv):
     else:
         print("mean difference %+.2f pp, sd %.2f, t = %.2f over %d pairs, two-sided p = %.3f"
               % (mean, sd, t, len(pairs), p))
+        # What the seeds can resolve: rows closer than this are not told apart by them.
+        needed = pairs_needed(mean, sd)
+        print("these %d pairs tell apart a mean difference of %.2f pp or more; %s"
+              % (len(pairs), resolvable_difference(sd, len(pairs)),
+                 "this one would need about %d pairs at its mean and sd" % needed if needed
+                 else "this one would not reach p < 0.05 within 200 pairs at its mean and sd"))
     return 0
 
 

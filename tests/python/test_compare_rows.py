@@ -31,6 +31,19 @@ class StudentTTest(unittest.TestCase):
         self.assertAlmostEqual(compare_rows.two_sided_p(1.0, 1), 0.5, places=12)
         self.assertEqual(compare_rows.two_sided_p(float("inf"), 3), 0.0)
 
+    def test_critical_t_inverts_the_p(self):
+        for df, t in ((1, 12.706), (2, 4.303), (5, 2.571), (10, 2.228)):
+            self.assertAlmostEqual(compare_rows.critical_t(df), t, delta=0.001)
+
+    def test_what_the_pairs_resolve(self):
+        # 3 pairs with sd 0.18 resolve 4.303 * 0.18 / sqrt(3) = 0.447 pp.
+        self.assertAlmostEqual(compare_rows.resolvable_difference(0.18, 3), 0.447, delta=0.001)
+        # Mean 0.17, sd 0.17: t = sqrt(k); 6 pairs give 2.449 < 2.571, 7 give 2.646 > 2.447.
+        self.assertEqual(compare_rows.pairs_needed(0.17, 0.17), 7)
+        self.assertEqual(compare_rows.pairs_needed(-0.17, 0.17), 7)
+        self.assertIsNone(compare_rows.pairs_needed(0.0, 0.1))
+        self.assertIsNone(compare_rows.pairs_needed(0.001, 0.5))
+
     def test_paired_uses_only_common_seeds_and_signs_other_minus_base(self):
         base = {1: 0.9300, 2: 0.9320, 3: 0.9310, 7: 0.5}
         other = {1: 0.9310, 2: 0.9340, 3: 0.9340, 9: 0.1}
@@ -77,6 +90,9 @@ class CommandLineTest(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("seed 2: 93.20 -> 93.40 (+0.20 pp)", result.stdout)
         self.assertIn("mean difference +0.20 pp, sd 0.10, t = 3.46 over 3 pairs", result.stdout)
+        # 4.303 * 0.1 / sqrt(3) = 0.248; at mean 0.2 and sd 0.1, 4 pairs reach 3.182 * 0.05.
+        self.assertIn("these 3 pairs tell apart a mean difference of 0.25 pp or more; "
+                      "this one would need about 4 pairs at its mean and sd", result.stdout)
 
     def test_unknown_label_names_the_rows_there(self):
         result = self.run_tool("--base", "IWP", "--other", "RANDOMK")
