@@ -22,6 +22,21 @@ std::vector<float> Values(int64_t n, float offset, unsigned seed) {
   return values;
 }
 
+// An (outer, channels, inner) array in Blob::channel_block's blocked order.
+std::vector<float> ToChannelBlocked(const std::vector<float>& plain, int64_t outer, int64_t channels,
+                                    int64_t inner, int block) {
+  std::vector<float> blocked(plain.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t s = 0; s < inner; ++s) {
+        blocked[((o * channels / block + c / block) * inner + s) * block + c % block] =
+            plain[(o * channels + c) * inner + s];
+      }
+    }
+  }
+  return blocked;
+}
+
 }  // namespace
 
 TEST(PlaneSumsTest, MatchADoublePrecisionLoopAtEveryLength) {
@@ -96,15 +111,7 @@ TEST(PlaneSumsTest, ChannelBlockTotalsEqualChannelSumsBitwise) {
   const int64_t outer = 11, channels = 32, inner = 49;
   const int block = 16;
   const std::vector<float> plain = Values(outer * channels * inner, 0.1f, 6);
-  std::vector<float> blocked(plain.size());
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t c = 0; c < channels; ++c) {
-      for (int64_t s = 0; s < inner; ++s) {
-        blocked[((o * channels / block + c / block) * inner + s) * block + c % block] =
-            plain[(o * channels + c) * inner + s];
-      }
-    }
-  }
+  const std::vector<float> blocked = ToChannelBlocked(plain, outer, channels, inner, block);
   const std::vector<double> want = ChannelSums<1>(
       outer, channels, inner,
       [&](int64_t o, int64_t c, double* acc) { acc[0] += PlaneSum(&plain[(o * channels + c) * inner], inner); });
@@ -116,6 +123,44 @@ TEST(PlaneSumsTest, ChannelBlockTotalsEqualChannelSumsBitwise) {
       });
   ASSERT_EQ(got.size(), want.size());
   for (size_t c = 0; c < want.size(); ++c) EXPECT_EQ(got[c], want[c]) << "channel " << c;
+}
+
+TEST(PlaneSumsTest, ChannelSumsAndDotsAreTheSameInEveryLayout) {
+  const int64_t outer = 5, channels = 32, inner = 41;
+  const std::vector<float> a = Values(outer * channels * inner, 0.3f, 7);
+  const std::vector<float> b = Values(outer * channels * inner, -0.2f, 8);
+  const std::vector<double> plain = ChannelSumsAndDots(outer, channels, inner, 0, a.data(), b.data());
+  ASSERT_EQ(plain.size(), static_cast<size_t>(2 * channels));
+  for (int64_t c = 0; c < channels; ++c) {
+    double sum = 0.0, dot = 0.0;
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t s = 0; s < inner; ++s) {
+        const int64_t i = (o * channels + c) * inner + s;
+        sum += a[i];
+        dot += static_cast<double>(a[i]) * b[i];
+      }
+    }
+    EXPECT_NEAR(plain[2 * c], sum, 1e-4) << "channel " << c;
+    EXPECT_NEAR(plain[2 * c + 1], dot, 1e-4) << "channel " << c;
+  }
+  const std::vector<double> sums_only = ChannelSumsAndDots(outer, channels, inner, 0, a.data(), nullptr);
+  for (int64_t c = 0; c < channels; ++c) {
+    EXPECT_EQ(sums_only[2 * c], plain[2 * c]) << "channel " << c;
+    EXPECT_EQ(sums_only[2 * c + 1], 0.0) << "channel " << c;
+  }
+  for (int block : {8, 16}) {
+    const std::vector<float> a_blocked = ToChannelBlocked(a, outer, channels, inner, block);
+    const std::vector<float> b_blocked = ToChannelBlocked(b, outer, channels, inner, block);
+    const std::vector<double> got =
+        ChannelSumsAndDots(outer, channels, inner, block, a_blocked.data(), b_blocked.data());
+    const std::vector<double> got_sums =
+        ChannelSumsAndDots(outer, channels, inner, block, a_blocked.data(), nullptr);
+    ASSERT_EQ(got.size(), plain.size());
+    for (size_t i = 0; i < plain.size(); ++i) {
+      EXPECT_EQ(got[i], plain[i]) << "block " << block << ", entry " << i;
+      EXPECT_EQ(got_sums[i], sums_only[i]) << "block " << block << ", entry " << i;
+    }
+  }
 }
 
 }  // namespace caffe

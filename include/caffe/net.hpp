@@ -250,8 +250,10 @@ class Net {
                                  const vector<int>& last, const vector<bool>& eligible,
                                  const std::function<size_t(const Blob&)>& bytes_of,
                                  const std::function<void(Blob*, shared_ptr<SyncedMemory>)>& assign);
-  // Blob ids that must keep their own memory: `keep`, inputs, outputs, loss blobs.
-  std::set<int> BlobsLeftAlone(const std::set<string>& keep) const;
+  // Blob ids a memory or layout plan leaves as they are: `keep`, inputs, outputs and
+  // loss blobs, which callers read. `purpose` ends the error for an unknown name in
+  // `keep` ("to keep in the plain layout").
+  std::set<int> BlobsLeftAlone(const std::set<string>& keep, const char* purpose) const;
 
   vector<Blob*> net_input_blobs_;
   vector<Blob*> net_output_blobs_;

@@ -557,10 +557,10 @@ vector<vector<int>> Net::AliasGroups(
   return groups;
 }
 
-std::set<int> Net::BlobsLeftAlone(const std::set<string>& keep) const {
+std::set<int> Net::BlobsLeftAlone(const std::set<string>& keep, const char* purpose) const {
   for (const string& name : keep) {
-    CAFFE_REQUIRE(has_blob(name)) << source_ << ": the net has no blob '" << name
-                                  << "' to keep out of the shared activation memory";
+    CAFFE_REQUIRE(has_blob(name)) << source_ << ": the net has no blob '" << name << "' "
+                                  << purpose;
   }
   std::set<int> alone;
   for (const string& name : keep) alone.insert(blob_names_index_.at(name));
@@ -621,7 +621,7 @@ Net::ActivationSharing Net::ShareActivationDiffs(const std::set<string>& keep) {
     report.skipped = force_backward_ ? "force_backward is set" : "debug_info is set";
     return report;
   }
-  const std::set<int> alone = BlobsLeftAlone(keep);
+  const std::set<int> alone = BlobsLeftAlone(keep, "to keep out of the shared activation memory");
   if (diff_alias_groups_.empty()) {
     diff_alias_groups_ = AliasGroups([](const Blob& blob) { return blob.diff().get(); });
   }
@@ -678,7 +678,7 @@ Net::ActivationSharing Net::ShareActivationData(const std::set<string>& keep) {
     report.skipped = "debug_info is set";
     return report;
   }
-  std::set<int> alone = BlobsLeftAlone(keep);
+  std::set<int> alone = BlobsLeftAlone(keep, "to keep out of the shared activation memory");
   if (data_alias_groups_.empty()) {
     data_alias_groups_ = AliasGroups([](const Blob& blob) { return blob.data().get(); });
   }

@@ -35,23 +35,10 @@ Net::ChannelLayoutPlan Net::PlanChannelBlockedLayouts(const std::set<string>& ke
     plan.skipped = "the net runs on the GPU";
     return plan;
   }
-  for (const string& name : keep) {
-    CAFFE_REQUIRE(has_blob(name)) << source_ << ": the net has no blob '" << name
-                                  << "' to keep in the plain layout";
-  }
   const int num_blobs = static_cast<int>(blobs_.size());
   BlobRegions regions(num_blobs);
   vector<bool> must_be_plain(num_blobs, false);
-  for (const string& name : keep) must_be_plain[blob_names_index_.at(name)] = true;
-  for (int b : net_output_blob_indices_) must_be_plain[b] = true;
-  for (int b = 0; b < num_blobs; ++b) {
-    if (b < static_cast<int>(blob_loss_weights_.size()) && blob_loss_weights_[b] != 0.f) {
-      must_be_plain[b] = true;
-    }
-    for (const Blob* input : net_input_blobs_) {
-      if (input == blobs_[b].get()) must_be_plain[b] = true;
-    }
-  }
+  for (int b : BlobsLeftAlone(keep, "to keep in the plain layout")) must_be_plain[b] = true;
   // What the convolutions at a region's edges prefer: -1 none seen yet, 0 they disagree.
   vector<int> preferred(num_blobs, -1);
   auto prefer = [&](int blob, int block) {

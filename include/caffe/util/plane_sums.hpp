@@ -104,6 +104,13 @@ std::vector<double> ChannelBlockTotals(int64_t outer, int64_t channels, int64_t 
   return totals;
 }
 
+// Per channel of a blob laid out (outer, channels, inner) in either layout
+// (Blob::channel_block, 0 for plain): out[2 c] is the sum of a over channel c and
+// out[2 c + 1] the dot product of a and b over it (0 when b is null). The gradient
+// sums of BatchNorm and Scale; bit for bit the same in both layouts.
+std::vector<double> ChannelSumsAndDots(int64_t outer, int64_t channels, int64_t inner, int block,
+                                       const float* a, const float* b);
+
 }  // namespace caffe
 
 #endif  // CAFFE_UTIL_PLANE_SUMS_HPP_

@@ -7,7 +7,6 @@
 #include "caffe/layer_factory.hpp"
 #include "caffe/util/channel_tiles.hpp"
 #include "caffe/util/math_functions.hpp"
-#include "caffe/util/parallel_for.hpp"
 #include "caffe/util/plane_sums.hpp"
 
 namespace caffe {
@@ -92,41 +91,28 @@ void BatchNormLayer::ComputeBatchStatistics(const float* x, int block) {
   double* stats = plane_stats_.data();
   // The centre of a plane of the given sum: both passes below must use the same one.
   auto center_of = [n](double sum) { return static_cast<float>(sum / n); };
-  if (block == 0) {
-    ParallelFor(
-        num_ * channels_,
-        [=](int64_t plane_begin, int64_t plane_end) {
-          for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
-            const float* in = x + plane * spatial;
-            const double sum = PlaneSum(in, spatial);
-            stats[2 * plane] = sum;
-            stats[2 * plane + 1] = PlaneSquaredDeviations(in, spatial, center_of(sum));
-          }
-        },
-        MinItemsFor(spatial_));
-  } else {
-    // A tile holds `block` planes side by side; its sums are theirs, bit for bit.
-    const int64_t tiles_per_image = channels_ / block;
-    ParallelFor(
-        num_ * tiles_per_image,
-        [=](int64_t tile_begin, int64_t tile_end) {
-          double sums[kMaxChannelBlock], squares[kMaxChannelBlock];
-          float centers[kMaxChannelBlock];
-          for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
-            const float* in = x + tile * spatial * block;
-            ChannelBlockSums(in, spatial, block, sums);
-            for (int j = 0; j < block; ++j) centers[j] = center_of(sums[j]);
-            ChannelBlockSquaredDeviations(in, spatial, block, centers, squares);
-            // Tile t is image t / tiles_per_image, channels from (t % tiles_per_image) * block:
-            // plane index (n * channels + c) = t * block + j.
-            for (int j = 0; j < block; ++j) {
-              stats[2 * (tile * block + j)] = sums[j];
-              stats[2 * (tile * block + j) + 1] = squares[j];
-            }
-          }
-        },
-        MinItemsFor(spatial_ * block));
-  }
+  ForEachChannelTile(num_, channels_, spatial_, block, [=](int64_t base, int64_t, auto width) {
+    constexpr int kWidth = decltype(width)::value;
+    const float* in = x + base;
+    // The tile's planes (n * channels + c) are base / spatial + j in either layout.
+    double* tile_stats = stats + 2 * (base / spatial);
+    if constexpr (kWidth == 1) {
+      const double sum = PlaneSum(in, spatial);
+      tile_stats[0] = sum;
+      tile_stats[1] = PlaneSquaredDeviations(in, spatial, center_of(sum));
+    } else {
+      // Bit for bit the plain planes' sums (util/plane_sums.hpp).
+      double sums[kWidth], squares[kWidth];
+      float centers[kWidth];
+      ChannelBlockSums(in, spatial, kWidth, sums);
+      for (int j = 0; j < kWidth; ++j) centers[j] = center_of(sums[j]);
+      ChannelBlockSquaredDeviations(in, spatial, kWidth, centers, squares);
+      for (int j = 0; j < kWidth; ++j) {
+        tile_stats[2 * j] = sums[j];
+        tile_stats[2 * j + 1] = squares[j];
+      }
+    }
+  });
   for (int64_t c = 0; c < channels_; ++c) {
     double total = 0.0;
     for (int64_t i = 0; i < num_; ++i) total += stats[2 * (i * channels + c)];
@@ -251,7 +237,7 @@ void BatchNormLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& 
   const double m = static_cast<double>(num_ * spatial_);
   const bool global = use_global_stats_;
   const int block = bottom[0]->channel_block();
-  const int64_t channels = channels_, spatial = spatial_;
+  const int64_t spatial = spatial_;
   // Per channel: mean(dy) and mean(dy * x_hat), zero under global statistics.
   vector<float> mean_dy(channels_, 0.f), mean_dy_xhat(channels_, 0.f);
   const bool folded = !global && !fold_sums_.empty();
@@ -262,28 +248,7 @@ void BatchNormLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& 
     }
     fold_sums_.clear();
   } else if (!global) {
-    const vector<double> sums =
-        block == 0
-            ? ChannelSums<2>(num_, channels_, spatial_,
-                             [=](int64_t n, int64_t c, double* acc) {
-                               const int64_t base = (n * channels + c) * spatial;
-                               double plane_dy, plane_dy_xhat;
-                               PlaneSumAndDot(dy + base, x_hat + base, spatial, &plane_dy,
-                                              &plane_dy_xhat);
-                               acc[0] += plane_dy;
-                               acc[1] += plane_dy_xhat;
-                             })
-            : ChannelBlockTotals<2>(
-                  num_, channels_, spatial_, block, [=](int64_t n, int64_t cb, double* acc) {
-                    const int64_t base = (n * (channels / block) + cb) * spatial * block;
-                    double tile_dy[kMaxChannelBlock], tile_dy_xhat[kMaxChannelBlock];
-                    ChannelBlockSumsAndDots(dy + base, x_hat + base, spatial, block, tile_dy,
-                                            tile_dy_xhat);
-                    for (int j = 0; j < block; ++j) {
-                      acc[2 * j] += tile_dy[j];
-                      acc[2 * j + 1] += tile_dy_xhat[j];
-                    }
-                  });
+    const vector<double> sums = ChannelSumsAndDots(num_, channels_, spatial_, block, dy, x_hat);
     for (int64_t c = 0; c < channels_; ++c) {
       mean_dy[c] = static_cast<float>(sums[2 * c] / m);
       mean_dy_xhat[c] = static_cast<float>(sums[2 * c + 1] / m);

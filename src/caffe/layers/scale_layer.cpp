@@ -4,7 +4,6 @@
 #include "caffe/layer_factory.hpp"
 #include "caffe/util/channel_tiles.hpp"
 #include "caffe/util/math_functions.hpp"
-#include "caffe/util/parallel_for.hpp"
 #include "caffe/util/plane_sums.hpp"
 
 namespace caffe {
@@ -136,40 +135,13 @@ void ScaleLayer::Backward_cpu(const vector<Blob*>& top, const vector<bool>& prop
   if (fold) x = borrowed_input_;
   float* dx = propagate_down[0] && !fold ? bottom[0]->mutable_cpu_diff() : nullptr;  // may alias dy
   const float* scale = dx || fold ? scale_blob(bottom)->cpu_data() : nullptr;
-  const int64_t dim = dim_, inner = inner_;
+  const int64_t inner = inner_;
   const int block = bottom[0]->channel_block();
   // Parameter gradients first: in place, dx overwrites dy. The sums' order depends on
   // the shape alone, not on the thread count or the layout.
   if (ds || db || fold) {
-    const bool dot = ds || fold;
     const vector<double> sums =
-        block == 0
-            ? ChannelSums<2>(outer_, dim_, inner_,
-                             [=](int64_t o, int64_t d, double* acc) {
-                               const int64_t base = (o * dim + d) * inner;
-                               if (dot) {
-                                 double plane_dy, plane_dy_x;
-                                 PlaneSumAndDot(dy + base, x + base, inner, &plane_dy, &plane_dy_x);
-                                 acc[0] += plane_dy;
-                                 acc[1] += plane_dy_x;
-                               } else {
-                                 acc[0] += PlaneSum(dy + base, inner);
-                               }
-                             })
-            : ChannelBlockTotals<2>(
-                  outer_, dim_, inner_, block, [=](int64_t o, int64_t cb, double* acc) {
-                    const int64_t base = (o * (dim / block) + cb) * inner * block;
-                    double tile_dy[kMaxChannelBlock], tile_dy_x[kMaxChannelBlock] = {};
-                    if (dot) {
-                      ChannelBlockSumsAndDots(dy + base, x + base, inner, block, tile_dy, tile_dy_x);
-                    } else {
-                      ChannelBlockSums(dy + base, inner, block, tile_dy);
-                    }
-                    for (int j = 0; j < block; ++j) {
-                      acc[2 * j] += tile_dy[j];
-                      if (dot) acc[2 * j + 1] += tile_dy_x[j];
-                    }
-                  });
+        ChannelSumsAndDots(outer_, dim_, inner_, block, dy, ds || fold ? x : nullptr);
     for (int64_t d = 0; d < dim_; ++d) {
       if (ds) ds[d] += static_cast<float>(sums[2 * d + 1]);
       if (db) db[d] += static_cast<float>(sums[2 * d]);

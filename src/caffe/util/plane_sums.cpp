@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "caffe/util/channel_tiles.hpp"
+
 namespace caffe {
 
 namespace {
@@ -145,6 +147,36 @@ void ChannelBlockSumsAndDots(const float* a, const float* b, int64_t n, int bloc
         [base_a, base_b, block](int64_t s, int j) { return base_a[s * block + j] * base_b[s * block + j]; },
         dots + g);
   }
+}
+
+std::vector<double> ChannelSumsAndDots(int64_t outer, int64_t channels, int64_t inner, int block,
+                                       const float* a, const float* b) {
+  if (block == 0) {
+    return ChannelSums<2>(outer, channels, inner, [=](int64_t o, int64_t c, double* acc) {
+      const int64_t base = (o * channels + c) * inner;
+      if (b) {
+        double sum, dot;
+        PlaneSumAndDot(a + base, b + base, inner, &sum, &dot);
+        acc[0] += sum;
+        acc[1] += dot;
+      } else {
+        acc[0] += PlaneSum(a + base, inner);
+      }
+    });
+  }
+  return ChannelBlockTotals<2>(outer, channels, inner, block, [=](int64_t o, int64_t cb, double* acc) {
+    const int64_t base = (o * (channels / block) + cb) * inner * block;
+    double sums[kMaxChannelBlock], dots[kMaxChannelBlock] = {};
+    if (b) {
+      ChannelBlockSumsAndDots(a + base, b + base, inner, block, sums, dots);
+    } else {
+      ChannelBlockSums(a + base, inner, block, sums);
+    }
+    for (int j = 0; j < block; ++j) {
+      acc[2 * j] += sums[j];
+      acc[2 * j + 1] += dots[j];
+    }
+  });
 }
 
 }  // namespace caffe
