@@ -269,4 +269,14 @@ TEST(BatchNormLayerTest, ChannelMismatchIsAnError) {
   }
 }
 
+TEST(BatchNormLayerTest, AnEmptyFeatureMapIsAnError) {
+  Blob bottom({2, 3, 0, 2});
+  Blob top;
+  BatchNormLayer layer(ParseLayer("name: 'bn' type: 'BatchNorm'"));
+  vector<Blob*> bottoms{&bottom}, tops{&top};
+  const std::string error = ErrorOf([&] { layer.SetUp(bottoms, tops); });
+  EXPECT_NE(error.find("layer 'bn'"), std::string::npos) << error;
+  EXPECT_NE(error.find("no positions per channel"), std::string::npos) << error;
+}
+
 }  // namespace caffe

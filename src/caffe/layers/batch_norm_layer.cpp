@@ -69,6 +69,9 @@ void BatchNormLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& t
       << channels_;
   num_ = bottom[0]->shape(0);
   spatial_ = bottom[0]->num_axes() > 2 ? bottom[0]->count(2) : 1;
+  LAYER_REQUIRE(spatial_ > 0) << "bottom '" << bottom_name(0) << "' of shape "
+                              << ShapeToString(bottom[0]->shape())
+                              << " has no positions per channel (axes 2 and on); the statistics need one";
   top[0]->ReshapeLike(*bottom[0]);
   x_norm_.ReshapeLike(*bottom[0]);
   mean_.Reshape({channels_});
