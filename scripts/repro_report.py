@@ -311,8 +311,9 @@ def write_rows(rows, out_dir):
 
 
 def net_of(model):
-    """The net a model name runs: lenet_fashion_b16 is lenet_fashion at batch 16."""
-    return model.split("_b")[0]
+    """The net a model name runs: lenet_fashion_b16 is lenet_fashion at batch 16, and
+    lenet_fashion_bn_b16 is lenet_fashion_bn (LeNet with BatchNorm) at batch 16."""
+    return re.sub(r"_b\d+$", "", model)
 
 
 def merged_rows(new_rows, out_dir):

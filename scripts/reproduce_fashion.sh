@@ -104,8 +104,8 @@ elif [[ $mode == iwp_full ]]; then
   read -r -a seeds <<< "${SEEDS:-1 2 3}"
   for p in ${PARTS-}; do
     case $p in
-      main|stretch|robustness|ranks|ablation|methods|int8) ;;
-      *) fail "PARTS: unknown part '$p' (expected some of: main stretch robustness ranks ablation methods int8)" ;;
+      main|stretch|robustness|ranks|ablation|methods|int8|batchnorm) ;;
+      *) fail "PARTS: unknown part '$p' (expected some of: main stretch robustness ranks ablation methods int8 batchnorm)" ;;
     esac
   done
   IFS=, read -r -a robust_cells <<< "${ROBUST_CELLS:-16 4,16 2,64 2,16 8,64 8}"

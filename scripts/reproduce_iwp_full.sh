@@ -33,6 +33,10 @@
 #               (68x and 134x), with more coordinates each; seeds $INT8_SEEDS
 #               (default "1 2 3"), factors $INT8_FACTORS (default "1.6 0.8"). Not in
 #               the default PARTS: 6 runs per net.
+#   batchnorm   LeNet with a BatchNorm and a Scale after conv1, conv2 and ip1 (tabled
+#               as lenet_fashion_bn): DENSE, IWP and RANDOMK at the LeNet RANDOMK row's
+#               density, seeds $BATCHNORM_SEEDS (default "1 2 3"). Does BatchNorm take
+#               away the edge of IWP's choice? Not in the default PARTS: 9 LeNet runs.
 #
 # FINISHED_ONLY=1 trains nothing: the table gets the runs of the chosen parts that
 # finished before, and the others are left out (the ResNet-20 ablation, about four
@@ -60,6 +64,7 @@ read -r -a robust_seeds <<< "${ROBUST_SEEDS:-1}"
 read -r -a ablation_seeds <<< "${ABLATION_SEEDS:-1}"
 read -r -a method_seeds <<< "${METHOD_SEEDS:-1 2 3}"
 read -r -a int8_seeds <<< "${INT8_SEEDS:-1 2 3}"
+read -r -a batchnorm_seeds <<< "${BATCHNORM_SEEDS:-1 2 3}"
 read -r -a int8_factors <<< "${INT8_FACTORS:-1.6 0.8}"
 part() { [[ " ${parts[*]} " == *" $1 "* ]]; }
 has_model() { [[ " ${models[*]} " == *" $1 "* ]]; }
@@ -76,21 +81,27 @@ EOF
 }
 
 # iwp_run MODEL BATCH N SEED LABEL METHOD [SYNC_SET ...]: the shipped solver, with
-# the seed, the per-rank batch and the listed sync_param fields changed.
+# the seed, the per-rank batch and the listed sync_param fields changed. With
+# net_variant=NAME set, the net is $runs/MODEL_NAME_train_val.prototxt (written
+# before) and the runs are tabled as model MODEL_NAME.
 iwp_run() {
   local model=$1 batch=$2 n=$3 seed=$4 label=$5 method=$6
   shift 6
   [[ -z ${ONLY_LABEL:-} || $label == *"$ONLY_LABEL"* ]] || return 0
-  local tag=$model
+  local tag=$model net=$repo/models/$model/train_val.prototxt
   local -a fields=("random_seed=$seed" "snapshot=0" "snapshot_after_train=false"
                    "snapshot_prefix=\"$runs/snapshot\"" "solver_mode=CPU")
-  if [[ $batch != 64 ]]; then
-    tag=${model}_b${batch}
-    # The train data layer is the first batch_size in the net file.
-    sed "0,/batch_size: 64/s//batch_size: $batch/" "$repo/models/$model/train_val.prototxt" \
-      > "$runs/${tag}_train_val.prototxt"
-    fields+=("net=\"$runs/${tag}_train_val.prototxt\"")
+  if [[ -n ${net_variant:-} ]]; then
+    tag=${model}_$net_variant
+    net=$runs/${tag}_train_val.prototxt
   fi
+  if [[ $batch != 64 ]]; then
+    # The train data layer is the first batch_size in the net file.
+    sed "0,/batch_size: 64/s//batch_size: $batch/" "$net" > "$runs/${tag}_b${batch}_train_val.prototxt"
+    tag=${tag}_b${batch}
+    net=$runs/${tag}_train_val.prototxt
+  fi
+  [[ $net == "$repo/models/$model/train_val.prototxt" ]] || fields+=("net=\"$net\"")
   local -a sets=(--sync-set "method: $method" --sync-set "seed: $seed")
   for s in "$@"; do sets+=(--sync-set "$s"); done
   local name
@@ -197,6 +208,22 @@ if part ablation && has_model resnet20_fashion; then
   done
 fi
 
+if part batchnorm && has_model lenet_fashion; then
+  # Does BatchNorm take away the edge of IWP's choice over random coordinates? On
+  # LeNet IWP beats RANDOMK at the same bytes; on the BatchNorm ResNet-20 it does not.
+  # Here LeNet gets a BatchNorm and a Scale after conv1, conv2 and ip1 and nothing else
+  # changes: the shipped solver, and RANDOMK at the density of the LeNet row.
+  python3 "$repo/scripts/make_net.py" "$repo/models/lenet_fashion/train_val.prototxt" \
+    "$runs/lenet_fashion_bn_train_val.prototxt" \
+    --batchnorm-after conv1 --batchnorm-after conv2 --batchnorm-after ip1
+  for seed in "${batchnorm_seeds[@]}"; do
+    net_variant=bn iwp_run lenet_fashion 64 4 "$seed" DENSE DENSE
+    net_variant=bn iwp_run lenet_fashion 64 4 "$seed" IWP IWP
+    net_variant=bn iwp_run lenet_fashion 64 4 "$seed" "RANDOMK, same bytes" RANDOMK \
+      "density: 0.0296" "leader:"
+  done
+fi
+
 if part int8; then
   for model in "${models[@]}"; do
     density=$(sync_value "$model" density)
@@ -268,6 +295,10 @@ for model in "${models[@]}"; do
   [[ -f $file ]] || continue
   settings_args+=(--settings "$model=$(sed -n 's/.*\(sync_param {.*\)/\1/p' "$file")")
 done
+file="$runs/$(run_name lenet_fashion_bn IWP 4 "${batchnorm_seeds[0]}").prototxt"
+if part batchnorm && [[ -f $file ]]; then
+  settings_args+=(--settings "lenet_fashion_bn=$(sed -n 's/.*\(sync_param {.*\)/\1/p' "$file")")
+fi
 
 # Plots of a report without the main part are named apart, so they do not replace the
 # main part's plots of the same net.
@@ -277,6 +308,7 @@ plot_tag=${PLOT_TAG:-$plot_tag}
 
 overrides=""
 for var in PARTS MODELS SEEDS STRETCH_SEEDS ROBUST_SEEDS ROBUST_CELLS ABLATION_SEEDS METHOD_SEEDS INT8_SEEDS INT8_FACTORS \
+    BATCHNORM_SEEDS \
     FINISHED_ONLY ONLY_LABEL PLOT_TAG; do
   [[ -n ${!var+set} ]] && overrides+="$var=\"${!var}\" "
 done

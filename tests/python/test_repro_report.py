@@ -152,6 +152,15 @@ class ReproReportTest(unittest.TestCase):
         self.assertIn("net_a settings of the other 2 rows: "
                       "sync_param { density: 0.02 leader: EVERY_RANK }.", table)
 
+    def test_a_batch_suffix_names_the_same_net_and_a_variant_its_own(self):
+        sys.path.insert(0, os.path.dirname(REPORT))
+        import repro_report
+        self.assertEqual(repro_report.net_of("lenet_fashion_b16"), "lenet_fashion")
+        self.assertEqual(repro_report.net_of("lenet_fashion"), "lenet_fashion")
+        # LeNet with BatchNorm is another net, whose settings get their own note.
+        self.assertEqual(repro_report.net_of("lenet_fashion_bn"), "lenet_fashion_bn")
+        self.assertEqual(repro_report.net_of("lenet_fashion_bn_b16"), "lenet_fashion_bn")
+
     def test_merge_replaces_a_remade_row_in_place_and_adds_a_new_part_after_its_net(self):
         self.report(self.manifest("a", [
             ("net_a", "DENSE", "DENSE", 1, 0.90, 1, 1000),
