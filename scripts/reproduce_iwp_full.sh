@@ -34,9 +34,11 @@
 #               (default "1 2 3"), factors $INT8_FACTORS (default "1.6 0.8"). Not in
 #               the default PARTS: 6 runs per net.
 #   batchnorm   LeNet with a BatchNorm and a Scale after conv1, conv2 and ip1 (tabled
-#               as lenet_fashion_bn): DENSE, IWP and RANDOMK at the LeNet RANDOMK row's
-#               density, seeds $BATCHNORM_SEEDS (default "1 2 3"). Does BatchNorm take
-#               away the edge of IWP's choice? Not in the default PARTS: 9 LeNet runs.
+#               as lenet_fashion_bn): DENSE, and IWP and RANDOMK at the bytes of the
+#               LeNet IWP and RANDOMK rows and at those of the stretch rows, and IWP
+#               with score MAGNITUDE, seeds $BATCHNORM_SEEDS (default "1 2 3"). Does
+#               BatchNorm take away the edge of IWP's choice? Not in the default
+#               PARTS: 18 LeNet runs.
 #
 # FINISHED_ONLY=1 trains nothing: the table gets the runs of the chosen parts that
 # finished before, and the others are left out (the ResNet-20 ablation, about four
@@ -221,6 +223,15 @@ if part batchnorm && has_model lenet_fashion; then
     net_variant=bn iwp_run lenet_fashion 64 4 "$seed" IWP IWP
     net_variant=bn iwp_run lenet_fashion 64 4 "$seed" "RANDOMK, same bytes" RANDOMK \
       "density: 0.0296" "leader:"
+    # Is it the |w| of the importance that BatchNorm turns against the choice?
+    net_variant=bn iwp_run lenet_fashion 64 4 "$seed" "IWP, |v| instead of |v|/|w|" IWP \
+      "score: MAGNITUDE"
+    # And at twice the compression, where sparsifying costs more (the LeNet stretch
+    # row's density and the RANDOMK density that matched its bytes).
+    net_variant=bn iwp_run lenet_fashion 64 4 "$seed" "IWP, density / 2" IWP \
+      "density: $(half "$lenet_density")"
+    net_variant=bn iwp_run lenet_fashion 64 4 "$seed" "RANDOMK, same bytes as density / 2" RANDOMK \
+      "density: 0.0149" "leader:"
   done
 fi
 
