@@ -36,9 +36,9 @@
 #   batchnorm   LeNet with a BatchNorm and a Scale after conv1, conv2 and ip1 (tabled
 #               as lenet_fashion_bn): DENSE, and IWP and RANDOMK at the bytes of the
 #               LeNet IWP and RANDOMK rows and at those of the stretch rows, and IWP
-#               with score MAGNITUDE, seeds $BATCHNORM_SEEDS (default "1 2 3"). Does
-#               BatchNorm take away the edge of IWP's choice? Not in the default
-#               PARTS: 18 LeNet runs.
+#               with score MAGNITUDE at both, seeds $BATCHNORM_SEEDS (default "1 2 3").
+#               Does BatchNorm take away the edge of IWP's choice? Not in the default
+#               PARTS: 21 LeNet runs.
 #
 # FINISHED_ONLY=1 trains nothing: the table gets the runs of the chosen parts that
 # finished before, and the others are left out (the ResNet-20 ablation, about four
@@ -232,6 +232,8 @@ if part batchnorm && has_model lenet_fashion; then
       "density: $(half "$lenet_density")"
     net_variant=bn iwp_run lenet_fashion 64 4 "$seed" "RANDOMK, same bytes as density / 2" RANDOMK \
       "density: 0.0149" "leader:"
+    net_variant=bn iwp_run lenet_fashion 64 4 "$seed" "IWP, density / 2, |v| instead of |v|/|w|" \
+      IWP "density: $(half "$lenet_density")" "score: MAGNITUDE"
   done
 fi
 
