@@ -8,7 +8,7 @@
 #               DENSE (the same file with method: DENSE) and IWP, seeds $SEEDS
 #   stretch     IWP at twice the compression (density / 2), LeNet seeds $SEEDS,
 #               ResNet-20 seeds $STRETCH_SEEDS (default 1), there also with one
-#               global threshold (layer_wise: false)
+#               global threshold (layer_wise: false) and with score: MAGNITUDE
 #   robustness  DENSE and IWP at batch 16 and 64 per rank on 2, 4 and 8
 #               ranks, seeds $ROBUST_SEEDS (default 1); on ResNet-20 the cells
 #               $ROBUST_CELLS ("BATCH N" pairs, default "16 4,16 2,64 2,16 8,64 8")
@@ -157,6 +157,9 @@ if part stretch; then
       # compression where the selection has half the coordinates to spend.
       iwp_run resnet20_fashion 64 4 "$seed" "IWP, one global threshold, density / 2" IWP \
         "density: $(half "$resnet_density")" "layer_wise: false"
+      # On LeNet with BatchNorm |v| beat |v|/|w| at this compression (the batchnorm part).
+      iwp_run resnet20_fashion 64 4 "$seed" "IWP, density / 2, |v| instead of |v|/|w|" IWP \
+        "density: $(half "$resnet_density")" "score: MAGNITUDE"
     done
   fi
 fi
