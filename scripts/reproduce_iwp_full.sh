@@ -57,7 +57,7 @@
 # ranks and batch 64 the longest), a ResNet-20 run 16-20 minutes (35-50 with a build
 # running beside it; batch 16 on 4 ranks took 13 minutes beside another run,
 # batch 64 on 8 ranks should take about twice the 4-rank run, not yet measured);
-# the default set is 31 LeNet and 29 ResNet-20 runs, about 9 hours. Finished runs are kept and
+# the default set is 31 LeNet and 30 ResNet-20 runs, about 9 hours. Finished runs are kept and
 # reused while their solver files' settings are unchanged (comments aside).
 
 read -r -a parts <<< "${PARTS:-main stretch robustness ranks ablation}"
@@ -217,7 +217,8 @@ if part batchnorm && has_model lenet_fashion; then
   # Does BatchNorm take away the edge of IWP's choice over random coordinates? On
   # LeNet IWP beats RANDOMK at the same bytes; on the BatchNorm ResNet-20 it does not.
   # Here LeNet gets a BatchNorm and a Scale after conv1, conv2 and ip1 and nothing else
-  # changes: the shipped solver, and RANDOMK at the density of the LeNet row.
+  # changes: the shipped solver, and RANDOMK at the densities that matched the bytes of
+  # the plain LeNet rows (the methods part).
   python3 "$repo/scripts/make_net.py" "$repo/models/lenet_fashion/train_val.prototxt" \
     "$runs/lenet_fashion_bn_train_val.prototxt" \
     --batchnorm-after conv1 --batchnorm-after conv2 --batchnorm-after ip1
