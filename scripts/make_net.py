@@ -86,8 +86,10 @@ def with_batchnorm_after(text, layer):
     if len(params) > 1:  # the bias's param (lr_mult, decay_mult) goes with the bias
         block = block[:params[1].start()] + block[params[1].end():]
     block = re.sub(r"\n[ \t]*bias_filler\s*\{[^{}]*\}", "", block)
-    block, n = re.subn(r"(\b(?:convolution|inner_product)_param\s*\{)", r"\1\n    bias_term: false",
-                       block, count=1)
+    block, n = re.subn(r"\bbias_term:\s*\w+", "bias_term: false", block)
+    if n == 0:
+        block, n = re.subn(r"(\b(?:convolution|inner_product)_param\s*\{)",
+                           r"\1\n    bias_term: false", block, count=1)
     if n != 1:
         raise SystemExit('error: --batchnorm-after: layer "%s" has no %s_param block'
                          % (layer, "convolution" if kind.group(1) == "Convolution" else "inner_product"))

@@ -61,6 +61,13 @@ class BatchNormAfterTest(unittest.TestCase):
         # The classifier keeps its bias: no BatchNorm follows it.
         self.assertNotRegex(layer_text(text, "ip2"), r"bias_term")
 
+    def test_a_layer_that_states_its_bias_term_keeps_one(self):
+        text = make_net.make_net(self.base, [], [], [], ["conv1"])
+        twice = make_net.make_net(text.replace("bias_term: false", "bias_term: true"), [], [], [],
+                                  ["conv1"])
+        self.assertEqual(re.findall(r"bias_term:\s*\w+", layer_text(twice, "conv1")),
+                         ["bias_term: false"])
+
     def test_a_missing_or_unsuitable_layer_is_an_error(self):
         with self.assertRaisesRegex(SystemExit, r'no layer "conv9"'):
             make_net.make_net(self.base, [], [], [], ["conv9"])
