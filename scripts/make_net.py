@@ -63,10 +63,14 @@ def edit_layers(text, predicate, field, value):
     return "".join(pieces), changed
 
 
+def is_named(block, layer):
+    return re.search(r'\bname:\s*"%s"' % re.escape(layer), block) is not None
+
+
 def named_layer(text, layer):
     """(start, end) of the layer named LAYER, or None."""
     for start, end in layer_spans(text):
-        if re.search(r'\bname:\s*"%s"' % re.escape(layer), text[start:end]):
+        if is_named(text[start:end], layer):
             return start, end
     return None
 
@@ -112,7 +116,7 @@ def make_net(text, paths, batches, widths, batchnorm_after=()):
         if n == 0:
             raise SystemExit('error: no layer reads source "%s" with a batch_size' % source)
     for layer, width in widths:
-        text, n = edit_layers(text, lambda b, l=layer: re.search(r'\bname:\s*"%s"' % re.escape(l), b),
+        text, n = edit_layers(text, lambda b, l=layer: is_named(b, l),
                               "num_output", width)
         if n == 0:
             raise SystemExit('error: no layer "%s" with a num_output' % layer)

@@ -307,15 +307,14 @@ fi
 
 # settings_args: --settings MODEL=<the sync_param block of its first IWP run, as it ran>.
 settings_args=()
-for model in "${models[@]}"; do
-  file="$runs/$(run_name "$model" IWP 4 "${seeds[0]}").prototxt"
-  [[ -f $file ]] || continue
-  settings_args+=(--settings "$model=$(sed -n 's/.*\(sync_param {.*\)/\1/p' "$file")")
-done
-file="$runs/$(run_name lenet_fashion_bn IWP 4 "${batchnorm_seeds[0]}").prototxt"
-if part batchnorm && [[ -f $file ]]; then
-  settings_args+=(--settings "lenet_fashion_bn=$(sed -n 's/.*\(sync_param {.*\)/\1/p' "$file")")
-fi
+add_settings() {
+  local file
+  file="$runs/$(run_name "$1" IWP 4 "$2").prototxt"
+  [[ -f $file ]] || return 0
+  settings_args+=(--settings "$1=$(sed -n 's/.*\(sync_param {.*\)/\1/p' "$file")")
+}
+for model in "${models[@]}"; do add_settings "$model" "${seeds[0]}"; done
+if part batchnorm; then add_settings lenet_fashion_bn "${batchnorm_seeds[0]}"; fi
 
 # Plots of a report without the main part are named apart, so they do not replace the
 # main part's plots of the same net.
