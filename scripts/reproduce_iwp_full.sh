@@ -8,7 +8,8 @@
 #               DENSE (the same file with method: DENSE) and IWP, seeds $SEEDS
 #   stretch     IWP at twice the compression (density / 2), LeNet seeds $SEEDS,
 #               ResNet-20 seeds $STRETCH_SEEDS (default 1), there also with one
-#               global threshold (layer_wise: false) and with score: MAGNITUDE
+#               global threshold (layer_wise: false), with score: MAGNITUDE and
+#               with score: BATCHNORM_AWARE
 #   robustness  DENSE and IWP at batch 16 and 64 per rank on 2, 4 and 8
 #               ranks, seeds $ROBUST_SEEDS (default 1); on ResNet-20 the cells
 #               $ROBUST_CELLS ("BATCH N" pairs, default "16 4,16 2,64 2,16 8,64 8")
@@ -36,9 +37,9 @@
 #   batchnorm   LeNet with a BatchNorm and a Scale after conv1, conv2 and ip1 (tabled
 #               as lenet_fashion_bn): DENSE, and IWP and RANDOMK at the bytes of the
 #               LeNet IWP and RANDOMK rows and at those of the stretch rows, and IWP
-#               with score MAGNITUDE at both, seeds $BATCHNORM_SEEDS (default "1 2 3").
-#               Does BatchNorm take away the edge of IWP's choice? Not in the default
-#               PARTS: 21 LeNet runs.
+#               with score MAGNITUDE and with score BATCHNORM_AWARE at both, seeds
+#               $BATCHNORM_SEEDS (default "1 2 3"). Does BatchNorm take away the edge
+#               of IWP's choice? Not in the default PARTS: 27 LeNet runs.
 #
 # FINISHED_ONLY=1 trains nothing: the table gets the runs of the chosen parts that
 # finished before, and the others are left out (the ResNet-20 ablation, about four
@@ -57,7 +58,7 @@
 # ranks and batch 64 the longest), a ResNet-20 run 16-20 minutes (35-50 with a build
 # running beside it; batch 16 on 4 ranks took 13 minutes beside another run,
 # batch 64 on 8 ranks should take about twice the 4-rank run, not yet measured);
-# the default set is 31 LeNet and 30 ResNet-20 runs, about 9 hours. Finished runs are kept and
+# the default set is 31 LeNet and 31 ResNet-20 runs, about 9 hours. Finished runs are kept and
 # reused while their solver files' settings are unchanged (comments aside).
 
 read -r -a parts <<< "${PARTS:-main stretch robustness ranks ablation}"
@@ -160,6 +161,10 @@ if part stretch; then
       # On LeNet with BatchNorm |v| beat |v|/|w| at this compression (the batchnorm part).
       iwp_run resnet20_fashion 64 4 "$seed" "IWP, density / 2, |v| instead of |v|/|w|" IWP \
         "density: $(half "$resnet_density")" "score: MAGNITUDE"
+      # Our own rule from that finding: |v| over the blob's RMS weight for the weights
+      # BatchNorm normalizes, |v| / |w| for the rest (the classifier).
+      iwp_run resnet20_fashion 64 4 "$seed" "IWP, density / 2, BatchNorm-aware score" IWP \
+        "density: $(half "$resnet_density")" "score: BATCHNORM_AWARE"
     done
   fi
 fi
@@ -238,6 +243,12 @@ if part batchnorm && has_model lenet_fashion; then
       "density: 0.0149" "leader:"
     net_variant=bn iwp_run lenet_fashion 64 4 "$seed" "IWP, density / 2, |v| instead of |v|/|w|" \
       IWP "density: $(half "$lenet_density")" "score: MAGNITUDE"
+    # Our own rule from that finding: |v| over the blob's RMS weight for conv1, conv2
+    # and ip1 (BatchNorm normalizes their outputs), |v| / |w| for ip2.
+    net_variant=bn iwp_run lenet_fashion 64 4 "$seed" "IWP, BatchNorm-aware score" IWP \
+      "score: BATCHNORM_AWARE"
+    net_variant=bn iwp_run lenet_fashion 64 4 "$seed" "IWP, density / 2, BatchNorm-aware score" \
+      IWP "density: $(half "$lenet_density")" "score: BATCHNORM_AWARE"
   done
 fi
 

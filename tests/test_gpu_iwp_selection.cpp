@@ -428,6 +428,40 @@ TEST(GpuIwpSelectionTest, WeightFloorMatchesTheHostKernels) {
 #endif
 }
 
+// score: BATCHNORM_AWARE's blobs over their RMS weight, beside one over |w|, and |v|
+// alone (MAGNITUDE): the same importances and choices as the host's.
+TEST(GpuIwpSelectionTest, BlobRmsAndMagnitudeScoresMatchTheHostKernels) {
+  SKIP_WITHOUT_GPU();
+#ifdef USE_CUDA
+  Blob a(vector<int64_t>{4099}), b(vector<int64_t>{2053});
+  FillUniform(&a, -1, 1, 720);
+  FillUniform(&b, -1, 1, 721);
+  vector<float> ra = MakeImportance(4099, Ties::kNone, 722), rb = MakeImportance(2053, Ties::kNone, 723);
+  DeviceBuffer da, db;
+  da.UploadVector(ra);
+  db.UploadVector(rb);
+  vector<Blob*> params = {&a, &b};
+  for (const bool divide : {true, false}) {
+    HostSelectionKernels host;
+    std::unique_ptr<SelectionKernels> device = CreateDeviceSelectionKernels();
+    ASSERT_TRUE(device != nullptr);
+    host.ComputeImportance(params, {0, 1}, {ra.data(), rb.data()}, 1e-6f, 0.f, divide, {true, false});
+    device->ComputeImportance(params, {0, 1}, {da.as<float>(), db.as<float>()}, 1e-6f, 0.f, divide,
+                              {true, false});
+    for (size_t j = 0; j < 2; ++j) {
+      double host_sum, host_squares, device_sum, device_squares;
+      host.Sums(j, &host_sum, &host_squares);
+      device->Sums(j, &device_sum, &device_squares);
+      EXPECT_NEAR(device_sum, host_sum, 1e-5 * std::fabs(host_sum)) << "blob " << j;
+      float host_threshold = -1, device_threshold = -2;
+      EXPECT_EQ(device->SelectTopK(j, 64, &device_threshold), host.SelectTopK(j, 64, &host_threshold))
+          << "blob " << j << " divide " << divide;
+      EXPECT_NEAR(device_threshold, host_threshold, 1e-6f * host_threshold) << "blob " << j;
+    }
+  }
+#endif
+}
+
 // The consensus prior's blend reads the known importances and ages on the device: the
 // same scores and choices as the host's.
 TEST(GpuIwpSelectionTest, ConsensusPriorMatchesTheHostKernels) {

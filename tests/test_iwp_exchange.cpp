@@ -83,6 +83,55 @@ TEST(IwpExchangeLocalTest, ImportanceDividesByTheWeight) {
   }
 }
 
+// score: BATCHNORM_AWARE: a weight whose output BatchNorm normalizes ranks by its
+// gradient (over its blob's RMS weight), the others still over their |w|; under
+// IMPORTANCE both rank over |w|.
+TEST(IwpExchangeLocalTest, BatchnormAwareRanksWeightsBeforeBatchNormByTheirGradient) {
+  for (const string score : {"IMPORTANCE", "BATCHNORM_AWARE"}) {
+    auto exchange = MakeIwp("density: 0.1 score: " + score);
+    exchange->set_param_feeds_batchnorm({true, false});
+    Params params({1000, 1000});
+    for (Blob* blob : params.ptrs) {
+      float* w = blob->mutable_cpu_data();
+      float* g = blob->mutable_cpu_diff();
+      // Weights 1000 down to 1; gradients slightly larger at every seventh coordinate.
+      for (int64_t i = 0; i < 1000; ++i) {
+        w[i] = static_cast<float>(1000 - i);
+        g[i] = i % 7 == 6 ? 0.26f : 0.25f;
+      }
+    }
+    exchange->Exchange(0, params.ptrs);
+    const vector<int32_t> before_bn = SentIndices(*params.ptrs[0]);
+    const vector<int32_t> other = SentIndices(*params.ptrs[1]);
+    ASSERT_FALSE(before_bn.empty()) << score;
+    ASSERT_FALSE(other.empty()) << score;
+    EXPECT_GE(other.front(), 700) << score << ": the blob BatchNorm does not follow ranks over |w|";
+    EXPECT_EQ(other.back(), 999) << score;
+    if (score == "IMPORTANCE") {
+      EXPECT_GE(before_bn.front(), 800) << "IMPORTANCE ranks every blob over |w|";
+    } else {
+      for (int32_t i : before_bn) EXPECT_EQ(i % 7, 6) << "ranked by |v|, not over |w|: " << i;
+      EXPECT_EQ(before_bn.front(), 6) << "ties go to the lower index";
+    }
+  }
+}
+
+// The importance of a blob ranked over its RMS weight is |v| / (RMS + epsilon).
+TEST(IwpExchangeLocalTest, BlobRmsImportanceDividesByTheRmsWeight) {
+  Params params({64, 64});
+  vector<vector<float>> residuals(2, vector<float>(64));
+  for (int64_t i = 0; i < 64; ++i) {
+    params.ptrs[0]->mutable_cpu_data()[i] = i % 2 ? 3.f : -3.f;  // RMS 3
+    params.ptrs[1]->mutable_cpu_data()[i] = 0.5f;
+    residuals[0][i] = residuals[1][i] = 0.01f * static_cast<float>(i);
+  }
+  HostSelectionKernels kernels;
+  kernels.ComputeImportance(params.ptrs, {0, 1}, {residuals[0].data(), residuals[1].data()}, 1e-6f,
+                            0.f, true, {true, false});
+  EXPECT_NEAR(kernels.KthLargest(kernels.Span(0), 1), 0.63f / 3.f, 1e-6f);
+  EXPECT_NEAR(kernels.KthLargest(kernels.Span(1), 1), 0.63f / 0.5f, 1e-5f);
+}
+
 // weight_floor: a tiny gradient on a weight near zero outranks everything under the
 // reference's |w|, and gives way to larger gradients on ordinary weights once the
 // denominator has the blob's RMS weight added.
@@ -292,7 +341,8 @@ TEST(IwpExchangeLocalTest, EpsilonMustBePositive) {
                            "consensus_prior: -0.1",
                            "consensus_prior: 1.5", "method: TOPK_ALLGATHER consensus_prior: 0.5",
                            "method: DENSE value_encoding: INT8", "method: POWERSGD value_encoding: INT8",
-                           "method: TOPK_ALLGATHER value_encoding: INT8"}) {
+                           "method: TOPK_ALLGATHER value_encoding: INT8",
+                           "score: BATCHNORM_AWARE consensus_prior: 0.5"}) {
     EXPECT_THROW(ValidateSyncParameter(Sync(bad), "s.prototxt"), Error) << bad;
   }
   EXPECT_NO_THROW(ValidateSyncParameter(Sync("epsilon: 1e-8"), "s.prototxt"));

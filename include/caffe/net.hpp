@@ -150,6 +150,10 @@ class Net {
   // For each learnable param: whether its owner layer accumulates it from the data
   // (Layer::ParamIsDataStatistic), so that ranks hold different values.
   vector<bool> learnable_param_is_data_statistic() const;
+  // For each learnable param: whether it is the weight of a Convolution,
+  // Deconvolution or InnerProduct whose output only a BatchNorm with batch statistics
+  // reads (on every use), so that the loss does not change with the weight's scale.
+  vector<bool> learnable_param_feeds_batchnorm() const;
   // -1 for an owner, else the index (into params()) of the blob it shares.
   const vector<int>& param_owners() const { return param_owners_; }
   // The layer each entry of params() belongs to.
@@ -254,6 +258,10 @@ class Net {
   // loss blobs, which callers read. `purpose` ends the error for an unknown name in
   // `keep` ("to keep in the plain layout").
   std::set<int> BlobsLeftAlone(const std::set<string>& keep, const char* purpose) const;
+  // Whether what `layer` writes to blob `blob_id` is read only by BatchNorm layers
+  // that normalize with batch statistics (one in place ends the question: later
+  // readers see its output).
+  bool OnlyBatchNormReads(int layer, int blob_id) const;
 
   vector<Blob*> net_input_blobs_;
   vector<Blob*> net_output_blobs_;

@@ -526,6 +526,48 @@ vector<bool> Net::learnable_param_is_data_statistic() const {
   return statistic;
 }
 
+vector<bool> Net::learnable_param_feeds_batchnorm() const {
+  // -1: no use seen yet; every use of a shared weight must qualify.
+  vector<int> feeds(learnable_params_.size(), -1);
+  for (size_t p = 0; p < params_.size(); ++p) {
+    const int owner = param_owners_[p] < 0 ? static_cast<int>(p) : param_owners_[p];
+    const auto it = std::find(learnable_param_ids_.begin(), learnable_param_ids_.end(), owner);
+    if (it == learnable_param_ids_.end()) continue;
+    const int layer = param_layer_positions_[p].first;
+    const string type = layers_[layer]->type();
+    const bool linear = type == "Convolution" || type == "Deconvolution" || type == "InnerProduct";
+    const bool qualifies = linear && param_layer_positions_[p].second == 0 &&
+                           top_id_vecs_[layer].size() == 1 &&
+                           OnlyBatchNormReads(layer, top_id_vecs_[layer][0]);
+    int& state = feeds[it - learnable_param_ids_.begin()];
+    state = (state != 0 && qualifies) ? 1 : 0;
+  }
+  vector<bool> out(feeds.size());
+  for (size_t l = 0; l < feeds.size(); ++l) out[l] = feeds[l] == 1;
+  return out;
+}
+
+bool Net::OnlyBatchNormReads(int layer, int blob_id) const {
+  bool normalized = false;
+  for (size_t l = layer + 1; l < layers_.size(); ++l) {
+    const vector<int>& bottoms = bottom_id_vecs_[l];
+    const vector<int>& tops = top_id_vecs_[l];
+    const bool reads = std::find(bottoms.begin(), bottoms.end(), blob_id) != bottoms.end();
+    const bool writes = std::find(tops.begin(), tops.end(), blob_id) != tops.end();
+    if (!reads) {
+      if (writes) return normalized;
+      continue;
+    }
+    if (string(layers_[l]->type()) != "BatchNorm") return false;
+    const BatchNormParameter& bn = layers_[l]->layer_param().batch_norm_param();
+    const bool global_stats = bn.has_use_global_stats() ? bn.use_global_stats() : phase_ == TEST;
+    if (global_stats) return false;
+    normalized = true;
+    if (writes) return true;
+  }
+  return normalized;
+}
+
 void Net::Backward() {
   if (!layers_.empty()) BackwardFromTo(static_cast<int>(layers_.size()) - 1, 0);
 }

@@ -35,7 +35,7 @@ struct DeviceSelectionWorkspace {
 };
 
 // importance[i] = |v[i]| / (|w[i]| + added), as IwpExchange computes it (added:
-// epsilon plus the weight floor).
+// epsilon plus the weight floor), or |v[i]| / added when w is null.
 void DeviceImportance(const float* v, const float* w, int64_t n, float added, float* importance);
 // importance[i] = ConsensusScore(importance[i], known[i], iter - last_sent[i], weight)
 // (consensus_prior.hpp).

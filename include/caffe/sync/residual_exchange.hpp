@@ -83,6 +83,9 @@ class ResidualExchange : public GradientExchange {
   void AllGatherBytes(const void* in, int64_t bytes, void* out);
   // Blob b travels whole every step (the budget plan).
   bool IsDenseBlob(size_t b) const { return dense_blob_[b]; }
+  // score: BATCHNORM_AWARE, for each blob: whether its importance is |v| over its
+  // blob's RMS weight (a weight whose output BatchNorm normalizes) instead of over |w|.
+  vector<bool> RelativeToBlobRms() const;
   // The step being exchanged (set by Exchange before ExchangeSparse runs).
   int current_iter() const { return current_iter_; }
 

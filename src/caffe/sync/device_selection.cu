@@ -48,7 +48,9 @@ int IndexBits(int64_t n) {
 
 __global__ void ImportanceKernel(const float* v, const float* w, int64_t n, float epsilon,
                                  float* importance) {
-  CUDA_GRID_STRIDE_LOOP(i, n) { importance[i] = fabsf(v[i]) / (fabsf(w[i]) + epsilon); }
+  CUDA_GRID_STRIDE_LOOP(i, n) {
+    importance[i] = fabsf(v[i]) / ((w != nullptr ? fabsf(w[i]) : 0.f) + epsilon);
+  }
 }
 
 __global__ void AbsKernel(const float* x, int64_t n, float* out) {

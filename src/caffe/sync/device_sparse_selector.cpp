@@ -8,15 +8,13 @@ namespace caffe {
 
 void DeviceSparseSelector::FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
                                           const vector<const float*>& residuals,
-                                          const vector<float>& added, bool divide_by_weight) {
+                                          const vector<float>& added,
+                                          const vector<bool>& by_weight) {
   importance_.Reserve(total_ * sizeof(float));
   for (size_t j = 0; j < blobs.size(); ++j) {
     float* out = importance_.as<float>() + offsets_[j];
-    if (divide_by_weight) {
-      DeviceImportance(residuals[blobs[j]], params[blobs[j]]->gpu_data(), sizes_[j], added[j], out);
-    } else {
-      DeviceAbs(residuals[blobs[j]], sizes_[j], out);
-    }
+    const float* w = by_weight[j] ? params[blobs[j]]->gpu_data() : nullptr;
+    DeviceImportance(residuals[blobs[j]], w, sizes_[j], added[j], out);
   }
 }
 

@@ -166,6 +166,16 @@ void ResidualExchange::PlanBudget(const vector<Blob*>& params) {
          << std::llround(sparse_density * params[b]->count());
   }
   LOG(INFO) << line.str();
+  const vector<bool> relative_to_rms = RelativeToBlobRms();
+  if (param_.score() == SyncParameter::BATCHNORM_AWARE) {
+    std::ostringstream names;
+    for (size_t b = 0; b < m; ++b) {
+      if (!dense_blob_[b] && b < relative_to_rms.size() && relative_to_rms[b]) names << " " << name(b);
+    }
+    LOG(INFO) << "sync score BATCHNORM_AWARE: |v| / (blob RMS weight) for the weights BatchNorm "
+              << "normalizes:" << (names.str().empty() ? string(" none") : names.str())
+              << "; |v| / |w| for the other sparse blobs";
+  }
   if (!sparsified.empty()) {
     std::ostringstream names;
     for (size_t b : sparsified) names << " " << name(b) << " (" << params[b]->count() << ")";
@@ -178,6 +188,11 @@ void ResidualExchange::PlanBudget(const vector<Blob*>& params) {
                  << sparse_blobs << " sparse blob(s); each still sends at least one, so the step "
                  << "sends more than density " << param_.density();
   }
+}
+
+vector<bool> ResidualExchange::RelativeToBlobRms() const {
+  if (param_.score() != SyncParameter::BATCHNORM_AWARE) return {};
+  return param_feeds_batchnorm_;
 }
 
 float ResidualExchange::LocalClipNorm() const {
@@ -483,7 +498,12 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
     }
   }
   const float inv = 1.f / comm_->size();
-  const bool divide = param_.score() != SyncParameter::MAGNITUDE;
+  // What is known of a blob ranked over its RMS weight is its |v| (the stochastic
+  // draw compares coordinates within a blob only).
+  const vector<bool> relative_to_rms = RelativeToBlobRms();
+  auto divide = [&](size_t b) {
+    return param_.score() != SyncParameter::MAGNITUDE && !(b < relative_to_rms.size() && relative_to_rms[b]);
+  };
   // The rate limit hands a cut value back in proportion to what each rank sent. With
   // FP16 or INT8 that is what travelled of it (its value less its roundings, which go back
   // whole): then the ranks' shares add up to the cut exactly.
@@ -503,13 +523,13 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
     // consensus prior's. Per step it needs the ages before they are reset, and so
     // takes the value before any rate limit (the sum that waited, not the step taken).
     if (kernels.tracks_known_importance() && known_per_step_) {
-      kernels.RecordKnownImportance(b, selection, *p, param_.epsilon(), divide, true, current_iter_);
+      kernels.RecordKnownImportance(b, selection, *p, param_.epsilon(), divide(b), true, current_iter_);
     }
     kernels.ClearSelected(b, selection, current_iter_);
     if (limit && !selection.all) LimitStep(b, selection, p, sent_values + pos);
     if (encoded) kernels.AddSelected(b, selection, rounding_.data() + pos);
     if (kernels.tracks_known_importance() && !known_per_step_) {
-      kernels.RecordKnownImportance(b, selection, *p, param_.epsilon(), divide, false, 0);
+      kernels.RecordKnownImportance(b, selection, *p, param_.epsilon(), divide(b), false, 0);
     }
     pos += selection.all ? p->count() : static_cast<int64_t>(selection.indices.size());
   }

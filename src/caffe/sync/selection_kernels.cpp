@@ -14,22 +14,33 @@ namespace caffe {
 
 void SelectionKernels::ComputeImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
                                          const vector<const float*>& residuals, float epsilon,
-                                         float weight_floor, bool divide_by_weight) {
+                                         float weight_floor, bool divide_by_weight,
+                                         const vector<bool>& relative_to_rms) {
   offsets_.clear();
   sizes_.clear();
   total_ = 0;
   vector<float> added;
+  vector<bool> by_weight;
   for (size_t b : blobs) {
     offsets_.push_back(total_);
     sizes_.push_back(params[b]->count());
     total_ += params[b]->count();
+    const bool blob_rms = b < relative_to_rms.size() && relative_to_rms[b];
+    if (blob_rms || !divide_by_weight) {
+      // Dividing a whole blob by one number keeps its ranking (|v|'s) and puts its
+      // scale next to the |v| / |w| of the other blobs for the budget split.
+      const double rms = blob_rms && params[b]->count() > 0 ? std::sqrt(WeightMeanSquare(*params[b])) : 0.0;
+      added.push_back(blob_rms ? static_cast<float>(rms + epsilon) : 1.f);
+      by_weight.push_back(false);
+      continue;
+    }
     // A weight near zero would otherwise rank above everything for the smallest
     // gradient; the floor measures it against the blob's typical weight instead.
-    const double rms =
-        divide_by_weight && weight_floor > 0 && params[b]->count() > 0 ? std::sqrt(WeightMeanSquare(*params[b])) : 0.0;
+    const double rms = weight_floor > 0 && params[b]->count() > 0 ? std::sqrt(WeightMeanSquare(*params[b])) : 0.0;
     added.push_back(static_cast<float>(epsilon + weight_floor * rms));
+    by_weight.push_back(true);
   }
-  FillImportance(params, blobs, residuals, added, divide_by_weight);
+  FillImportance(params, blobs, residuals, added, by_weight);
 }
 
 void HostSelectionKernels::BlendPrior(size_t j, const float* known, const int32_t* last_sent,
@@ -58,20 +69,21 @@ vector<int64_t> SamplePositions(uint64_t seed, int64_t n, int64_t samples) {
 
 void HostSelectionKernels::FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
                                           const vector<const float*>& residuals,
-                                          const vector<float>& added, bool divide_by_weight) {
+                                          const vector<float>& added,
+                                          const vector<bool>& by_weight) {
   importance_.resize(total_);
   for (size_t j = 0; j < blobs.size(); ++j) {
     const float* w = params[blobs[j]]->cpu_data();
     const float* v = residuals[blobs[j]];
     float* out = importance_.data() + offsets_[j];
     const float eps = added[j];
-    if (divide_by_weight) {
+    if (by_weight[j]) {
       ParallelFor(sizes_[j], [=](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) out[i] = std::fabs(v[i]) / (std::fabs(w[i]) + eps);
       });
     } else {
       ParallelFor(sizes_[j], [=](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) out[i] = std::fabs(v[i]);
+        for (int64_t i = begin; i < end; ++i) out[i] = std::fabs(v[i]) / eps;
       });
     }
   }
