@@ -58,7 +58,7 @@
 # ranks and batch 64 the longest), a ResNet-20 run 16-20 minutes (35-50 with a build
 # running beside it; batch 16 on 4 ranks took 13 minutes beside another run,
 # batch 64 on 8 ranks should take about twice the 4-rank run, not yet measured);
-# the default set is 31 LeNet and 31 ResNet-20 runs, about 9 hours. Finished runs are kept and
+# the default set is 31 LeNet and 32 ResNet-20 runs, about 9 hours. Finished runs are kept and
 # reused while their solver files' settings are unchanged (comments aside).
 
 read -r -a parts <<< "${PARTS:-main stretch robustness ranks ablation}"
@@ -215,6 +215,8 @@ if part ablation && has_model resnet20_fashion; then
     iwp_run resnet20_fashion 64 4 "$seed" "IWP, every rank leads, density x 0.8" IWP \
       "leader: EVERY_RANK" "density: $(times "$resnet_density" 0.8)"
     iwp_run resnet20_fashion 64 4 "$seed" "IWP, weight floor 1" IWP "weight_floor: 1"
+    # Our BatchNorm-aware score at the shipped density (the stretch part has it at 131x).
+    iwp_run resnet20_fashion 64 4 "$seed" "IWP, BatchNorm-aware score" IWP "score: BATCHNORM_AWARE"
   done
 fi
 
