@@ -262,6 +262,8 @@ class Net {
   // that normalize with batch statistics (one in place ends the question: later
   // readers see its output).
   bool OnlyBatchNormReads(int layer, int blob_id) const;
+  // The index into learnable_params() of params()[p] (its owner's), or -1.
+  int LearnableIndexOf(size_t p) const;
 
   vector<Blob*> net_input_blobs_;
   vector<Blob*> net_output_blobs_;

@@ -490,13 +490,18 @@ void Net::BackwardFromTo(int start, int end) {
   }
 }
 
+int Net::LearnableIndexOf(size_t p) const {
+  const int owner = param_owners_[p] < 0 ? static_cast<int>(p) : param_owners_[p];
+  const auto it = std::find(learnable_param_ids_.begin(), learnable_param_ids_.end(), owner);
+  return it == learnable_param_ids_.end() ? -1 : static_cast<int>(it - learnable_param_ids_.begin());
+}
+
 vector<int> Net::learnable_param_ready_layers() const {
   vector<int> ready(learnable_params_.size(), static_cast<int>(layers_.size()));
   for (size_t p = 0; p < params_.size(); ++p) {
-    const int owner = param_owners_[p] < 0 ? static_cast<int>(p) : param_owners_[p];
-    const auto it = std::find(learnable_param_ids_.begin(), learnable_param_ids_.end(), owner);
-    if (it == learnable_param_ids_.end()) continue;
-    int& layer = ready[it - learnable_param_ids_.begin()];
+    const int learnable = LearnableIndexOf(p);
+    if (learnable < 0) continue;
+    int& layer = ready[learnable];
     layer = std::min(layer, param_layer_indices_[p]);
   }
   return ready;
@@ -505,13 +510,12 @@ vector<int> Net::learnable_param_ready_layers() const {
 vector<bool> Net::learnable_param_receives_gradient() const {
   vector<bool> receives(learnable_params_.size(), false);
   for (size_t p = 0; p < params_.size(); ++p) {
-    const int owner = param_owners_[p] < 0 ? static_cast<int>(p) : param_owners_[p];
-    const auto it = std::find(learnable_param_ids_.begin(), learnable_param_ids_.end(), owner);
-    if (it == learnable_param_ids_.end()) continue;
+    const int learnable = LearnableIndexOf(p);
+    if (learnable < 0) continue;
     const int layer = param_layer_positions_[p].first;
     const int position = param_layer_positions_[p].second;
     if (layer_need_backward_[layer] && layers_[layer]->param_propagate_down(position)) {
-      receives[it - learnable_param_ids_.begin()] = true;
+      receives[learnable] = true;
     }
   }
   return receives;
@@ -530,16 +534,15 @@ vector<bool> Net::learnable_param_feeds_batchnorm() const {
   // -1: no use seen yet; every use of a shared weight must qualify.
   vector<int> feeds(learnable_params_.size(), -1);
   for (size_t p = 0; p < params_.size(); ++p) {
-    const int owner = param_owners_[p] < 0 ? static_cast<int>(p) : param_owners_[p];
-    const auto it = std::find(learnable_param_ids_.begin(), learnable_param_ids_.end(), owner);
-    if (it == learnable_param_ids_.end()) continue;
+    const int learnable = LearnableIndexOf(p);
+    if (learnable < 0) continue;
     const int layer = param_layer_positions_[p].first;
     const string type = layers_[layer]->type();
     const bool linear = type == "Convolution" || type == "Deconvolution" || type == "InnerProduct";
     const bool qualifies = linear && param_layer_positions_[p].second == 0 &&
                            top_id_vecs_[layer].size() == 1 &&
                            OnlyBatchNormReads(layer, top_id_vecs_[layer][0]);
-    int& state = feeds[it - learnable_param_ids_.begin()];
+    int& state = feeds[learnable];
     state = (state != 0 && qualifies) ? 1 : 0;
   }
   vector<bool> out(feeds.size());

@@ -166,8 +166,8 @@ void ResidualExchange::PlanBudget(const vector<Blob*>& params) {
          << std::llround(sparse_density * params[b]->count());
   }
   LOG(INFO) << line.str();
-  const vector<bool> relative_to_rms = RelativeToBlobRms();
   if (param_.score() == SyncParameter::BATCHNORM_AWARE) {
+    const vector<bool> relative_to_rms = RelativeToBlobRms();
     std::ostringstream names;
     for (size_t b = 0; b < m; ++b) {
       if (!dense_blob_[b] && b < relative_to_rms.size() && relative_to_rms[b]) names << " " << name(b);

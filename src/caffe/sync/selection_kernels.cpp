@@ -26,19 +26,21 @@ void SelectionKernels::ComputeImportance(const vector<Blob*>& params, const vect
     sizes_.push_back(params[b]->count());
     total_ += params[b]->count();
     const bool blob_rms = b < relative_to_rms.size() && relative_to_rms[b];
-    if (blob_rms || !divide_by_weight) {
+    const bool over_weight = divide_by_weight && !blob_rms;
+    const bool needs_rms = params[b]->count() > 0 && (blob_rms || (over_weight && weight_floor > 0));
+    const double rms = needs_rms ? std::sqrt(WeightMeanSquare(*params[b])) : 0.0;
+    if (blob_rms) {
       // Dividing a whole blob by one number keeps its ranking (|v|'s) and puts its
       // scale next to the |v| / |w| of the other blobs for the budget split.
-      const double rms = blob_rms && params[b]->count() > 0 ? std::sqrt(WeightMeanSquare(*params[b])) : 0.0;
-      added.push_back(blob_rms ? static_cast<float>(rms + epsilon) : 1.f);
-      by_weight.push_back(false);
-      continue;
+      added.push_back(static_cast<float>(rms + epsilon));
+    } else if (over_weight) {
+      // A weight near zero would otherwise rank above everything for the smallest
+      // gradient; the floor measures it against the blob's typical weight instead.
+      added.push_back(static_cast<float>(epsilon + weight_floor * rms));
+    } else {
+      added.push_back(1.f);
     }
-    // A weight near zero would otherwise rank above everything for the smallest
-    // gradient; the floor measures it against the blob's typical weight instead.
-    const double rms = weight_floor > 0 && params[b]->count() > 0 ? std::sqrt(WeightMeanSquare(*params[b])) : 0.0;
-    added.push_back(static_cast<float>(epsilon + weight_floor * rms));
-    by_weight.push_back(true);
+    by_weight.push_back(over_weight);
   }
   FillImportance(params, blobs, residuals, added, by_weight);
 }
