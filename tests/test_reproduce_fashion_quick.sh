@@ -29,8 +29,13 @@ if FINISHED_ONLY=1 PARTS=ablation MODELS=resnet20_fashion CAFFE_BUILD=$build \
      > "$out/finished_only.log" 2>&1; then
   fail "FINISHED_ONLY=1 with no finished runs exited zero"
 fi
-[[ $(grep -c "not finished, left out (FINISHED_ONLY=1)" "$out/finished_only.log") == 11 ]] \
-  || { cat "$out/finished_only.log" >&2; fail "FINISHED_ONLY=1 did not leave out the 11 ablation runs"; }
+# One run per ablation row at one seed; the rows are counted in the script itself
+# so that a new row does not need a second edit here.
+ablation_rows=$(awk '/^if part ablation /{on=1; next} on && /^fi/{on=0} on && /iwp_run resnet20_fashion/' \
+  "$repo/scripts/reproduce_iwp_full.sh" | wc -l)
+(( ablation_rows >= 11 )) || fail "found only $ablation_rows ablation rows in reproduce_iwp_full.sh"
+[[ $(grep -c "not finished, left out (FINISHED_ONLY=1)" "$out/finished_only.log") == "$ablation_rows" ]] \
+  || { cat "$out/finished_only.log" >&2; fail "FINISHED_ONLY=1 did not leave out the $ablation_rows ablation runs"; }
 grep -q "lists no runs" "$out/finished_only.log" || fail "no clear error for an empty table"
 ! ls "$out/finished_only/runs/"*.log > /dev/null 2>&1 || fail "FINISHED_ONLY=1 started a run"
 # ONLY_LABEL keeps the rows whose label contains it: one ablation row, two seeds.
