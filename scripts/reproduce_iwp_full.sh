@@ -9,7 +9,7 @@
 #   stretch     IWP at twice the compression (density / 2), LeNet seeds $SEEDS,
 #               ResNet-20 seeds $STRETCH_SEEDS (default 1), there also with one
 #               global threshold (layer_wise: false), with score: MAGNITUDE and
-#               with score: BATCHNORM_AWARE
+#               with score: BATCHNORM_AWARE and BATCHNORM_AWARE_CHANNELS
 #   robustness  DENSE and IWP at batch 16 and 64 per rank on 2, 4 and 8
 #               ranks, seeds $ROBUST_SEEDS (default 1); on ResNet-20 the cells
 #               $ROBUST_CELLS ("BATCH N" pairs, default "16 4,16 2,64 2,16 8,64 8")
@@ -37,9 +37,9 @@
 #   batchnorm   LeNet with a BatchNorm and a Scale after conv1, conv2 and ip1 (tabled
 #               as lenet_fashion_bn): DENSE, and IWP and RANDOMK at the bytes of the
 #               LeNet IWP and RANDOMK rows and at those of the stretch rows, and IWP
-#               with score MAGNITUDE and with score BATCHNORM_AWARE at both, seeds
-#               $BATCHNORM_SEEDS (default "1 2 3"). Does BatchNorm take away the edge
-#               of IWP's choice? Not in the default PARTS: 27 LeNet runs.
+#               with score MAGNITUDE, BATCHNORM_AWARE and BATCHNORM_AWARE_CHANNELS at
+#               both, seeds $BATCHNORM_SEEDS (default "1 2 3"). Does BatchNorm take
+#               away the edge of IWP's choice? Not in the default PARTS: 33 LeNet runs.
 #
 # FINISHED_ONLY=1 trains nothing: the table gets the runs of the chosen parts that
 # finished before, and the others are left out (the ResNet-20 ablation, about four
@@ -58,7 +58,7 @@
 # ranks and batch 64 the longest), a ResNet-20 run 16-20 minutes (35-50 with a build
 # running beside it; batch 16 on 4 ranks took 13 minutes beside another run,
 # batch 64 on 8 ranks should take about twice the 4-rank run, not yet measured);
-# the default set is 31 LeNet and 32 ResNet-20 runs, about 9 hours. Finished runs are kept and
+# the default set is 31 LeNet and 33 ResNet-20 runs, about 9.5 hours. Finished runs are kept and
 # reused while their solver files' settings are unchanged (comments aside).
 
 read -r -a parts <<< "${PARTS:-main stretch robustness ranks ablation}"
@@ -165,6 +165,10 @@ if part stretch; then
       # BatchNorm normalizes, |v| / |w| for the rest (the classifier).
       iwp_run resnet20_fashion 64 4 "$seed" "IWP, density / 2, BatchNorm-aware score" IWP \
         "density: $(half "$resnet_density")" "score: BATCHNORM_AWARE"
+      # The same with each output channel's filter over its own RMS weight, as
+      # BatchNorm undoes each channel's scale separately.
+      iwp_run resnet20_fashion 64 4 "$seed" "IWP, density / 2, BatchNorm-aware score per channel" \
+        IWP "density: $(half "$resnet_density")" "score: BATCHNORM_AWARE_CHANNELS"
     done
   fi
 fi
@@ -251,6 +255,12 @@ if part batchnorm && has_model lenet_fashion; then
       "score: BATCHNORM_AWARE"
     net_variant=bn iwp_run lenet_fashion 64 4 "$seed" "IWP, density / 2, BatchNorm-aware score" \
       IWP "density: $(half "$lenet_density")" "score: BATCHNORM_AWARE"
+    # And over the RMS weight of each output channel's filter (its row of the blob).
+    net_variant=bn iwp_run lenet_fashion 64 4 "$seed" "IWP, BatchNorm-aware score per channel" IWP \
+      "score: BATCHNORM_AWARE_CHANNELS"
+    net_variant=bn iwp_run lenet_fashion 64 4 "$seed" \
+      "IWP, density / 2, BatchNorm-aware score per channel" IWP \
+      "density: $(half "$lenet_density")" "score: BATCHNORM_AWARE_CHANNELS"
   done
 fi
 

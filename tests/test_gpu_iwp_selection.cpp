@@ -428,27 +428,34 @@ TEST(GpuIwpSelectionTest, WeightFloorMatchesTheHostKernels) {
 #endif
 }
 
-// score: BATCHNORM_AWARE's blobs over their RMS weight, beside one over |w|, and |v|
+// The BATCHNORM_AWARE scores' blobs over their (or their rows') RMS weight, beside one over |w|, and |v|
 // alone (MAGNITUDE): the same importances and choices as the host's.
 TEST(GpuIwpSelectionTest, BlobRmsAndMagnitudeScoresMatchTheHostKernels) {
   SKIP_WITHOUT_GPU();
 #ifdef USE_CUDA
-  Blob a(vector<int64_t>{4099}), b(vector<int64_t>{2053});
+  // a over its blob RMS, b over |w| (or not), c over the RMS of each of 8 rows, whose
+  // weights differ in scale so that the rows' divisors differ.
+  Blob a(vector<int64_t>{4099}), b(vector<int64_t>{2053}), c(vector<int64_t>{8, 513});
   FillUniform(&a, -1, 1, 720);
   FillUniform(&b, -1, 1, 721);
-  vector<float> ra = MakeImportance(4099, Ties::kNone, 722), rb = MakeImportance(2053, Ties::kNone, 723);
-  DeviceBuffer da, db;
+  FillUniform(&c, -1, 1, 724);
+  for (int64_t i = 0; i < c.count(); ++i) c.mutable_cpu_data()[i] *= static_cast<float>(1 + i / 513);
+  vector<float> ra = MakeImportance(4099, Ties::kNone, 722), rb = MakeImportance(2053, Ties::kNone, 723),
+                rc = MakeImportance(c.count(), Ties::kNone, 725);
+  DeviceBuffer da, db, dc;
   da.UploadVector(ra);
   db.UploadVector(rb);
-  vector<Blob*> params = {&a, &b};
+  dc.UploadVector(rc);
+  vector<Blob*> params = {&a, &b, &c};
   for (const bool divide : {true, false}) {
     HostSelectionKernels host;
     std::unique_ptr<SelectionKernels> device = CreateDeviceSelectionKernels();
     ASSERT_TRUE(device != nullptr);
-    host.ComputeImportance(params, {0, 1}, {ra.data(), rb.data()}, 1e-6f, 0.f, divide, {true, false});
-    device->ComputeImportance(params, {0, 1}, {da.as<float>(), db.as<float>()}, 1e-6f, 0.f, divide,
-                              {true, false});
-    for (size_t j = 0; j < 2; ++j) {
+    host.ComputeImportance(params, {0, 1, 2}, {ra.data(), rb.data(), rc.data()}, 1e-6f, 0.f, divide,
+                           {1, 0, 8});
+    device->ComputeImportance(params, {0, 1, 2}, {da.as<float>(), db.as<float>(), dc.as<float>()},
+                              1e-6f, 0.f, divide, {1, 0, 8});
+    for (size_t j = 0; j < 3; ++j) {
       double host_sum, host_squares, device_sum, device_squares;
       host.Sums(j, &host_sum, &host_squares);
       device->Sums(j, &device_sum, &device_squares);

@@ -89,7 +89,7 @@ TEST(IwpExchangeLocalTest, ImportanceDividesByTheWeight) {
 TEST(IwpExchangeLocalTest, BatchnormAwareRanksWeightsBeforeBatchNormByTheirGradient) {
   for (const string score : {"IMPORTANCE", "BATCHNORM_AWARE"}) {
     auto exchange = MakeIwp("density: 0.1 score: " + score);
-    exchange->set_param_feeds_batchnorm({true, false});
+    exchange->set_param_batchnorm_rows({10, 0});
     Params params({1000, 1000});
     for (Blob* blob : params.ptrs) {
       float* w = blob->mutable_cpu_data();
@@ -127,9 +127,59 @@ TEST(IwpExchangeLocalTest, BlobRmsImportanceDividesByTheRmsWeight) {
   }
   HostSelectionKernels kernels;
   kernels.ComputeImportance(params.ptrs, {0, 1}, {residuals[0].data(), residuals[1].data()}, 1e-6f,
-                            0.f, true, {true, false});
+                            0.f, true, {1, 0});
   EXPECT_NEAR(kernels.KthLargest(kernels.Span(0), 1), 0.63f / 3.f, 1e-6f);
   EXPECT_NEAR(kernels.KthLargest(kernels.Span(1), 1), 0.63f / 0.5f, 1e-5f);
+}
+
+// Cut into rows, each row's |v| is over that row's RMS weight; rows that do not cut
+// the blob evenly fall back to the blob's RMS.
+TEST(IwpExchangeLocalTest, RowRmsImportanceDividesEachRowByItsRmsWeight) {
+  Params params({64, 63});
+  vector<vector<float>> residuals(2, vector<float>(64, 0.f));
+  for (int64_t i = 0; i < 64; ++i) {
+    // Rows of 16: RMS 1, 2, 3 and 4.
+    params.ptrs[0]->mutable_cpu_data()[i] = (i % 2 ? 1.f : -1.f) * static_cast<float>(1 + i / 16);
+    residuals[0][i] = 1.f;
+  }
+  for (int64_t i = 0; i < 63; ++i) {
+    params.ptrs[1]->mutable_cpu_data()[i] = 2.f;
+    residuals[1][i] = 1.f;
+  }
+  HostSelectionKernels kernels;
+  kernels.ComputeImportance(params.ptrs, {0, 1}, {residuals[0].data(), residuals[1].data()}, 1e-6f,
+                            0.f, true, {4, 4});
+  for (int64_t row = 0; row < 4; ++row) {
+    EXPECT_NEAR(kernels.KthLargest(kernels.Span(0), 1 + 16 * row), 1.f / (1 + row), 1e-5f) << row;
+    EXPECT_NEAR(kernels.KthLargest(kernels.Span(0), 16 + 16 * row), 1.f / (1 + row), 1e-5f) << row;
+  }
+  EXPECT_NEAR(kernels.KthLargest(kernels.Span(1), 1), 0.5f, 1e-5f) << "63 is no 4 rows: blob RMS 2";
+  EXPECT_NEAR(kernels.KthLargest(kernels.Span(1), 63), 0.5f, 1e-5f);
+}
+
+// score: BATCHNORM_AWARE_CHANNELS: of two output channels with equal gradients, the one
+// with the smaller filter moves further in the direction BatchNorm sees and is sent
+// first; the blob-wide score cannot tell them apart and sends the lower indices.
+TEST(IwpExchangeLocalTest, BatchnormAwareChannelsPrefersTheChannelWithTheSmallerFilter) {
+  for (const string score : {"BATCHNORM_AWARE", "BATCHNORM_AWARE_CHANNELS"}) {
+    auto exchange = MakeIwp("density: 0.5 score: " + score);
+    exchange->set_param_batchnorm_rows({2});
+    Params params({1000});
+    float* w = params.ptrs[0]->mutable_cpu_data();
+    float* g = params.ptrs[0]->mutable_cpu_diff();
+    for (int64_t i = 0; i < 1000; ++i) {
+      w[i] = i < 500 ? 4.f : 0.5f;  // channel 0's filter is 8 times channel 1's
+      g[i] = 0.25f;
+    }
+    exchange->Exchange(0, params.ptrs);
+    const vector<int32_t> sent = SentIndices(*params.ptrs[0]);
+    ASSERT_FALSE(sent.empty()) << score;
+    if (score == "BATCHNORM_AWARE") {
+      EXPECT_EQ(sent.front(), 0) << "one divisor for the blob: ties go to the lower index";
+    } else {
+      EXPECT_GE(sent.front(), 500) << "channel 1's smaller filter ranks first";
+    }
+  }
 }
 
 // weight_floor: a tiny gradient on a weight near zero outranks everything under the
@@ -342,7 +392,8 @@ TEST(IwpExchangeLocalTest, EpsilonMustBePositive) {
                            "consensus_prior: 1.5", "method: TOPK_ALLGATHER consensus_prior: 0.5",
                            "method: DENSE value_encoding: INT8", "method: POWERSGD value_encoding: INT8",
                            "method: TOPK_ALLGATHER value_encoding: INT8",
-                           "score: BATCHNORM_AWARE consensus_prior: 0.5"}) {
+                           "score: BATCHNORM_AWARE consensus_prior: 0.5",
+                           "score: BATCHNORM_AWARE_CHANNELS consensus_prior: 0.5"}) {
     EXPECT_THROW(ValidateSyncParameter(Sync(bad), "s.prototxt"), Error) << bad;
   }
   EXPECT_NO_THROW(ValidateSyncParameter(Sync("epsilon: 1e-8"), "s.prototxt"));

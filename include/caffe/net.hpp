@@ -150,10 +150,14 @@ class Net {
   // For each learnable param: whether its owner layer accumulates it from the data
   // (Layer::ParamIsDataStatistic), so that ranks hold different values.
   vector<bool> learnable_param_is_data_statistic() const;
-  // For each learnable param: whether it is the weight of a Convolution,
+  // For each learnable param: 0 unless it is the weight of a Convolution,
   // Deconvolution or InnerProduct whose output only a BatchNorm with batch statistics
   // reads (on every use), so that the loss does not change with the weight's scale.
-  vector<bool> learnable_param_feeds_batchnorm() const;
+  // For such a weight, the number of equal rows (along its first axis) whose scales
+  // BatchNorm undoes one by one: the output channels' filters of a Convolution or an
+  // InnerProduct, and 1 (only the whole blob's scale) for a Deconvolution or a
+  // transposed InnerProduct, whose channels cut across the blob.
+  vector<int> learnable_param_batchnorm_rows() const;
   // -1 for an owner, else the index (into params()) of the blob it shares.
   const vector<int>& param_owners() const { return param_owners_; }
   // The layer each entry of params() belongs to.

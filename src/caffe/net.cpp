@@ -530,24 +530,29 @@ vector<bool> Net::learnable_param_is_data_statistic() const {
   return statistic;
 }
 
-vector<bool> Net::learnable_param_feeds_batchnorm() const {
-  // -1: no use seen yet; every use of a shared weight must qualify.
-  vector<int> feeds(learnable_params_.size(), -1);
+vector<int> Net::learnable_param_batchnorm_rows() const {
+  // -1: no use seen yet; every use of a shared weight must qualify, and the rows are
+  // those every use agrees on.
+  vector<int> rows(learnable_params_.size(), -1);
   for (size_t p = 0; p < params_.size(); ++p) {
     const int learnable = LearnableIndexOf(p);
     if (learnable < 0) continue;
     const int layer = param_layer_positions_[p].first;
     const string type = layers_[layer]->type();
-    const bool linear = type == "Convolution" || type == "Deconvolution" || type == "InnerProduct";
+    const LayerParameter& lp = layers_[layer]->layer_param();
+    const bool rows_are_channels =
+        type == "Convolution" || (type == "InnerProduct" && !lp.inner_product_param().transpose());
+    const bool linear = rows_are_channels || type == "Deconvolution" || type == "InnerProduct";
     const bool qualifies = linear && param_layer_positions_[p].second == 0 &&
                            top_id_vecs_[layer].size() == 1 &&
                            OnlyBatchNormReads(layer, top_id_vecs_[layer][0]);
-    int& state = feeds[learnable];
-    state = (state != 0 && qualifies) ? 1 : 0;
+    const Blob& weight = *params_[p];
+    const int use_rows = !qualifies ? 0 : (rows_are_channels && weight.num_axes() > 0 ? weight.shape(0) : 1);
+    int& state = rows[learnable];
+    state = state < 0 ? use_rows : (state == use_rows ? state : std::min({state, use_rows, 1}));
   }
-  vector<bool> out(feeds.size());
-  for (size_t l = 0; l < feeds.size(); ++l) out[l] = feeds[l] == 1;
-  return out;
+  for (int& r : rows) r = std::max(r, 0);
+  return rows;
 }
 
 bool Net::OnlyBatchNormReads(int layer, int blob_id) const {

@@ -193,10 +193,10 @@ void Solver::set_gradient_exchange(shared_ptr<GradientExchange> exchange) {
   const vector<bool> receives = net_->learnable_param_receives_gradient();
   const vector<bool> statistic = net_->learnable_param_is_data_statistic();
   const vector<int> ready = net_->learnable_param_ready_layers();
-  const vector<bool> feeds_batchnorm = net_->learnable_param_feeds_batchnorm();
+  const vector<int> batchnorm_rows = net_->learnable_param_batchnorm_rows();
   vector<string> names;
   vector<int> ready_layers;
-  vector<bool> exchanged_feed_batchnorm;
+  vector<int> exchanged_batchnorm_rows;
   for (size_t p = 0; p < receives.size(); ++p) {
     Blob* blob = net_->learnable_params()[p];
     if (statistic[p]) statistic_params_.push_back(blob);
@@ -205,14 +205,14 @@ void Solver::set_gradient_exchange(shared_ptr<GradientExchange> exchange) {
     exchanged_lr_mults_.push_back(net_->params_lr()[p]);
     names.push_back(net_->learnable_param_names()[p]);
     ready_layers.push_back(ready[p]);
-    exchanged_feed_batchnorm.push_back(feeds_batchnorm[p]);
+    exchanged_batchnorm_rows.push_back(batchnorm_rows[p]);
   }
   exchange_->set_param_names(names);
   vector<int64_t> sizes;
   for (Blob* blob : exchanged_params_) sizes.push_back(blob->count());
   exchange_->set_param_sizes(sizes);
   exchange_->set_param_ready_layers(ready_layers);
-  exchange_->set_param_feeds_batchnorm(exchanged_feed_batchnorm);
+  exchange_->set_param_batchnorm_rows(exchanged_batchnorm_rows);
   exchange_->set_gpu_mode(context_->mode() == Mode::GPU);
   // Backward reports its progress so the exchange can start on finished gradients
   // (only in the last pass of iter_size, armed by BeginBackward).

@@ -37,6 +37,10 @@ struct DeviceSelectionWorkspace {
 // importance[i] = |v[i]| / (|w[i]| + added), as IwpExchange computes it (added:
 // epsilon plus the weight floor), or |v[i]| / added when w is null.
 void DeviceImportance(const float* v, const float* w, int64_t n, float added, float* importance);
+// importance[i] = |v[i]| / (RMS of row r's weights + added) for i in row r, the n
+// values being `rows` rows of `length` (score: BATCHNORM_AWARE_CHANNELS).
+void DeviceRowRmsImportance(const float* v, const float* w, int64_t rows, int64_t length,
+                            float added, float* importance);
 // importance[i] = ConsensusScore(importance[i], known[i], iter - last_sent[i], weight)
 // (consensus_prior.hpp).
 void DeviceBlendPrior(const float* known, const int32_t* last_sent, int64_t n, int32_t iter,

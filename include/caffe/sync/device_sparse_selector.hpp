@@ -28,7 +28,7 @@ class DeviceSparseSelector : public SelectionKernels {
  protected:
   void FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
                       const vector<const float*>& residuals, const vector<float>& added,
-                      const vector<bool>& by_weight) override;
+                      const vector<bool>& by_weight, const vector<int64_t>& rows) override;
   double WeightMeanSquare(const Blob& blob) override;
 
  private:

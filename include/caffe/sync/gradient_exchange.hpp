@@ -56,9 +56,10 @@ class GradientExchange {
   // backward its gradient is final (Net::learnable_param_ready_layers), and whether
   // the diffs live on a GPU.
   void set_param_ready_layers(const vector<int>& layers) { param_ready_layers_ = layers; }
-  // For each parameter: whether BatchNorm normalizes its layer's output away
-  // (Net::learnable_param_feeds_batchnorm; score: BATCHNORM_AWARE reads it).
-  void set_param_feeds_batchnorm(const vector<bool>& feeds) { param_feeds_batchnorm_ = feeds; }
+  // For each parameter: 0 unless BatchNorm normalizes its layer's output away, else
+  // the rows whose scales it undoes one by one (Net::learnable_param_batchnorm_rows;
+  // the BATCHNORM_AWARE scores read it).
+  void set_param_batchnorm_rows(const vector<int>& rows) { param_batchnorm_rows_ = rows; }
   void set_gpu_mode(bool gpu) { gpu_mode_ = gpu; }
   // The solver is about to run the backward pass of step `iter` whose gradients
   // Exchange will combine, and then reports each layer as backward finishes it; an
@@ -119,7 +120,7 @@ class GradientExchange {
   vector<string> param_names_;
   vector<int64_t> param_sizes_;
   vector<int> param_ready_layers_;
-  vector<bool> param_feeds_batchnorm_;
+  vector<int> param_batchnorm_rows_;
   vector<float> step_rates_;
   float rate_change_ = 1.f;
   float next_rate_change_ = 1.f;

@@ -83,9 +83,10 @@ class ResidualExchange : public GradientExchange {
   void AllGatherBytes(const void* in, int64_t bytes, void* out);
   // Blob b travels whole every step (the budget plan).
   bool IsDenseBlob(size_t b) const { return dense_blob_[b]; }
-  // score: BATCHNORM_AWARE, for each blob: whether its importance is |v| over its
-  // blob's RMS weight (a weight whose output BatchNorm normalizes) instead of over |w|.
-  vector<bool> RelativeToBlobRms() const;
+  // For each blob: 0 where its importance is over |w| (or |v| alone); r > 0 where it
+  // is |v| over the RMS weight of each of its r rows (the BATCHNORM_AWARE scores, for
+  // a weight whose output BatchNorm normalizes: 1 row is the whole blob).
+  vector<int> RmsRows() const;
   // The step being exchanged (set by Exchange before ExchangeSparse runs).
   int current_iter() const { return current_iter_; }
 

@@ -32,14 +32,15 @@ class SelectionKernels {
   // I = |v| / (|w| + weight_floor x RMS_j + epsilon) (or |v| without
   // divide_by_weight) for each params[blobs[j]], with v = residuals[blobs[j]] and
   // RMS_j the root mean square of that blob's weights, concatenated in list order.
-  // A blob b with relative_to_rms[b] (score: BATCHNORM_AWARE) gets |v| / (RMS_j +
-  // epsilon) instead. Replaces the previous step's importances. The residuals are in
+  // A blob b with rms_rows[b] = r > 0 (the BATCHNORM_AWARE scores) gets |v| / (RMS +
+  // epsilon) instead, RMS being that of its whole row when it is cut into r equal rows
+  // (r = 1: the blob's). Replaces the previous step's importances. The residuals are in
   // the kernels' memory: host arrays for HostSelectionKernels, device arrays for the
   // device kernels (which read the weights there too).
   void ComputeImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
                          const vector<const float*>& residuals, float epsilon,
                          float weight_floor = 0, bool divide_by_weight = true,
-                         const vector<bool>& relative_to_rms = {});
+                         const vector<int>& rms_rows = {});
   size_t blobs() const { return sizes_.size(); }
   ImportanceSpan Span(size_t j) const { return {offsets_[j], sizes_[j]}; }
   ImportanceSpan All() const { return {0, total_}; }
@@ -69,10 +70,11 @@ class SelectionKernels {
  protected:
   // Fills the importances of the listed blobs, blob j at offsets[j] (the offsets and
   // sizes are already set when this runs): |v| / (|w| + added[j]) with
-  // by_weight[j], else |v| / added[j].
+  // by_weight[j]; else, with rows[j] > 1, |v| / (RMS weight of its row + added[j]) for
+  // each of rows[j] equal rows; else |v| / added[j].
   virtual void FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
                               const vector<const float*>& residuals, const vector<float>& added,
-                              const vector<bool>& by_weight) = 0;
+                              const vector<bool>& by_weight, const vector<int64_t>& rows) = 0;
   // The mean of the squared weights of `blob`, read where the kernels work.
   virtual double WeightMeanSquare(const Blob& blob) = 0;
 
@@ -94,7 +96,7 @@ class HostSelectionKernels : public SelectionKernels {
  protected:
   void FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
                       const vector<const float*>& residuals, const vector<float>& added,
-                      const vector<bool>& by_weight) override;
+                      const vector<bool>& by_weight, const vector<int64_t>& rows) override;
   double WeightMeanSquare(const Blob& blob) override;
 
  private:

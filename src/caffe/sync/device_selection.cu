@@ -3,6 +3,7 @@
 // reproduces them.
 #include "caffe/sync/device_selection.hpp"
 
+#include <cub/block/block_reduce.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_select.cuh>
@@ -50,6 +51,27 @@ __global__ void ImportanceKernel(const float* v, const float* w, int64_t n, floa
                                  float* importance) {
   CUDA_GRID_STRIDE_LOOP(i, n) {
     importance[i] = fabsf(v[i]) / ((w != nullptr ? fabsf(w[i]) : 0.f) + epsilon);
+  }
+}
+
+// One block per row: the row's sum of squared weights (in double, as the host sums),
+// then each |v| over the row's RMS.
+__global__ void RowRmsImportanceKernel(const float* v, const float* w, int64_t length,
+                                       float added, float* importance) {
+  using Reduce = cub::BlockReduce<double, kCudaThreads>;
+  __shared__ typename Reduce::TempStorage storage;
+  __shared__ float divisor;
+  const int64_t begin = static_cast<int64_t>(blockIdx.x) * length;
+  double squares = 0;
+  for (int64_t i = threadIdx.x; i < length; i += blockDim.x) {
+    const double x = w[begin + i];
+    squares += x * x;
+  }
+  const double total = Reduce(storage).Sum(squares);
+  if (threadIdx.x == 0) divisor = static_cast<float>(sqrt(total / length)) + added;
+  __syncthreads();
+  for (int64_t i = threadIdx.x; i < length; i += blockDim.x) {
+    importance[begin + i] = fabsf(v[begin + i]) / divisor;
   }
 }
 
@@ -248,6 +270,14 @@ float SortedDescendingAt(const float* x, int64_t n, int64_t k, DeviceSelectionWo
 void DeviceImportance(const float* v, const float* w, int64_t n, float epsilon, float* importance) {
   if (n <= 0) return;
   ImportanceKernel<<<CudaGridBlocks(n), kCudaThreads>>>(v, w, n, epsilon, importance);
+  CUDA_CHECK(cudaPeekAtLastError());
+}
+
+void DeviceRowRmsImportance(const float* v, const float* w, int64_t rows, int64_t length,
+                            float added, float* importance) {
+  if (rows <= 0 || length <= 0) return;
+  RowRmsImportanceKernel<<<static_cast<unsigned>(rows), kCudaThreads>>>(v, w, length, added,
+                                                                         importance);
   CUDA_CHECK(cudaPeekAtLastError());
 }
 

@@ -9,10 +9,16 @@ namespace caffe {
 void DeviceSparseSelector::FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
                                           const vector<const float*>& residuals,
                                           const vector<float>& added,
-                                          const vector<bool>& by_weight) {
+                                          const vector<bool>& by_weight,
+                                          const vector<int64_t>& rows) {
   importance_.Reserve(total_ * sizeof(float));
   for (size_t j = 0; j < blobs.size(); ++j) {
     float* out = importance_.as<float>() + offsets_[j];
+    if (!by_weight[j] && rows[j] > 1) {
+      DeviceRowRmsImportance(residuals[blobs[j]], params[blobs[j]]->gpu_data(), rows[j],
+                             sizes_[j] / rows[j], added[j], out);
+      continue;
+    }
     const float* w = by_weight[j] ? params[blobs[j]]->gpu_data() : nullptr;
     DeviceImportance(residuals[blobs[j]], w, sizes_[j], added[j], out);
   }

@@ -180,9 +180,11 @@ void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
       << where << "consensus_prior must lie in [0, 1], found " << p.consensus_prior();
   CAFFE_REQUIRE(p.consensus_prior() == 0 || p.method() == SyncParameter::IWP)
       << where << "consensus_prior applies to method IWP only (it blends the leader's score)";
-  CAFFE_REQUIRE(p.consensus_prior() == 0 || p.score() != SyncParameter::BATCHNORM_AWARE)
-      << where << "consensus_prior cannot be combined with score: BATCHNORM_AWARE (it blends "
-      << "scores of one scale, and that score ranks some blobs over their RMS weight)";
+  CAFFE_REQUIRE(p.consensus_prior() == 0 || (p.score() != SyncParameter::BATCHNORM_AWARE &&
+                                              p.score() != SyncParameter::BATCHNORM_AWARE_CHANNELS))
+      << where << "consensus_prior cannot be combined with score: "
+      << SyncParameter::Score_Name(p.score()) << " (it blends scores of one scale, and that "
+      << "score ranks some blobs over their RMS weight)";
   // Block-scaled bytes round small values to zero against their block's largest: only
   // the methods whose residuals keep what a rounding removes may use them.
   const bool keeps_residuals = p.method() == SyncParameter::IWP ||

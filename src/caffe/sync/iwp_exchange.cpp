@@ -144,7 +144,7 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, int64_t b
   vector<const float*> residuals(params.size(), nullptr);
   for (size_t b : led) residuals[b] = ResidualData(b);
   kernels.ComputeImportance(params, led, residuals, param_.epsilon(), param_.weight_floor(),
-                            param_.score() != SyncParameter::MAGNITUDE, RelativeToBlobRms());
+                            param_.score() != SyncParameter::MAGNITUDE, RmsRows());
   if (param_.consensus_prior() > 0) {
     ResidualKernels& state = residual_kernels();
     for (size_t j = 0; j < led.size(); ++j) {

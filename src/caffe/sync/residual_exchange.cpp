@@ -166,14 +166,18 @@ void ResidualExchange::PlanBudget(const vector<Blob*>& params) {
          << std::llround(sparse_density * params[b]->count());
   }
   LOG(INFO) << line.str();
-  if (param_.score() == SyncParameter::BATCHNORM_AWARE) {
-    const vector<bool> relative_to_rms = RelativeToBlobRms();
+  if (param_.score() == SyncParameter::BATCHNORM_AWARE ||
+      param_.score() == SyncParameter::BATCHNORM_AWARE_CHANNELS) {
+    const vector<int> rms_rows = RmsRows();
     std::ostringstream names;
     for (size_t b = 0; b < m; ++b) {
-      if (!dense_blob_[b] && b < relative_to_rms.size() && relative_to_rms[b]) names << " " << name(b);
+      if (dense_blob_[b] || b >= rms_rows.size() || rms_rows[b] == 0) continue;
+      names << " " << name(b);
+      if (rms_rows[b] > 1) names << " (" << rms_rows[b] << " rows)";
     }
-    LOG(INFO) << "sync score BATCHNORM_AWARE: |v| / (blob RMS weight) for the weights BatchNorm "
-              << "normalizes:" << (names.str().empty() ? string(" none") : names.str())
+    LOG(INFO) << "sync score " << SyncParameter::Score_Name(param_.score())
+              << ": |v| / (RMS weight of the blob or of each output channel's row) for the "
+              << "weights BatchNorm normalizes:" << (names.str().empty() ? string(" none") : names.str())
               << "; |v| / |w| for the other sparse blobs";
   }
   if (!sparsified.empty()) {
@@ -190,9 +194,12 @@ void ResidualExchange::PlanBudget(const vector<Blob*>& params) {
   }
 }
 
-vector<bool> ResidualExchange::RelativeToBlobRms() const {
+vector<int> ResidualExchange::RmsRows() const {
+  if (param_.score() == SyncParameter::BATCHNORM_AWARE_CHANNELS) return param_batchnorm_rows_;
   if (param_.score() != SyncParameter::BATCHNORM_AWARE) return {};
-  return param_feeds_batchnorm_;
+  vector<int> rows(param_batchnorm_rows_.size());
+  for (size_t b = 0; b < rows.size(); ++b) rows[b] = param_batchnorm_rows_[b] > 0 ? 1 : 0;
+  return rows;
 }
 
 float ResidualExchange::LocalClipNorm() const {
@@ -500,9 +507,9 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
   const float inv = 1.f / comm_->size();
   // What is known of a blob ranked over its RMS weight is its |v| (the stochastic
   // draw compares coordinates within a blob only).
-  const vector<bool> relative_to_rms = RelativeToBlobRms();
+  const vector<int> rms_rows = RmsRows();
   auto divide = [&](size_t b) {
-    return param_.score() != SyncParameter::MAGNITUDE && !(b < relative_to_rms.size() && relative_to_rms[b]);
+    return param_.score() != SyncParameter::MAGNITUDE && !(b < rms_rows.size() && rms_rows[b] > 0);
   };
   // The rate limit hands a cut value back in proportion to what each rank sent. With
   // FP16 or INT8 that is what travelled of it (its value less its roundings, which go back

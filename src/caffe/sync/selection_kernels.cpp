@@ -15,17 +15,27 @@ namespace caffe {
 void SelectionKernels::ComputeImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
                                          const vector<const float*>& residuals, float epsilon,
                                          float weight_floor, bool divide_by_weight,
-                                         const vector<bool>& relative_to_rms) {
+                                         const vector<int>& rms_rows) {
   offsets_.clear();
   sizes_.clear();
   total_ = 0;
   vector<float> added;
   vector<bool> by_weight;
+  vector<int64_t> rows;
   for (size_t b : blobs) {
     offsets_.push_back(total_);
     sizes_.push_back(params[b]->count());
     total_ += params[b]->count();
-    const bool blob_rms = b < relative_to_rms.size() && relative_to_rms[b];
+    const int64_t r = b < rms_rows.size() ? rms_rows[b] : 0;
+    // Rows that do not cut the blob evenly cannot be channels: the blob's RMS then.
+    const bool row_rms = r > 1 && params[b]->count() % r == 0;
+    rows.push_back(row_rms ? r : 1);
+    if (row_rms) {
+      added.push_back(epsilon);
+      by_weight.push_back(false);
+      continue;
+    }
+    const bool blob_rms = r > 0;
     const bool over_weight = divide_by_weight && !blob_rms;
     const bool needs_rms = params[b]->count() > 0 && (blob_rms || (over_weight && weight_floor > 0));
     const double rms = needs_rms ? std::sqrt(WeightMeanSquare(*params[b])) : 0.0;
@@ -42,7 +52,7 @@ void SelectionKernels::ComputeImportance(const vector<Blob*>& params, const vect
     }
     by_weight.push_back(over_weight);
   }
-  FillImportance(params, blobs, residuals, added, by_weight);
+  FillImportance(params, blobs, residuals, added, by_weight, rows);
 }
 
 void HostSelectionKernels::BlendPrior(size_t j, const float* known, const int32_t* last_sent,
@@ -72,14 +82,26 @@ vector<int64_t> SamplePositions(uint64_t seed, int64_t n, int64_t samples) {
 void HostSelectionKernels::FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
                                           const vector<const float*>& residuals,
                                           const vector<float>& added,
-                                          const vector<bool>& by_weight) {
+                                          const vector<bool>& by_weight,
+                                          const vector<int64_t>& rows) {
   importance_.resize(total_);
   for (size_t j = 0; j < blobs.size(); ++j) {
     const float* w = params[blobs[j]]->cpu_data();
     const float* v = residuals[blobs[j]];
     float* out = importance_.data() + offsets_[j];
     const float eps = added[j];
-    if (by_weight[j]) {
+    if (!by_weight[j] && rows[j] > 1) {
+      const int64_t length = sizes_[j] / rows[j];
+      ParallelFor(rows[j], [=](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const float* wr = w + r * length;
+          double squares = 0;
+          for (int64_t i = 0; i < length; ++i) squares += double(wr[i]) * wr[i];
+          const float divisor = static_cast<float>(std::sqrt(squares / length)) + eps;
+          for (int64_t i = r * length; i < (r + 1) * length; ++i) out[i] = std::fabs(v[i]) / divisor;
+        }
+      });
+    } else if (by_weight[j]) {
       ParallelFor(sizes_[j], [=](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) out[i] = std::fabs(v[i]) / (std::fabs(w[i]) + eps);
       });
