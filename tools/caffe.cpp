@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "caffe/common.hpp"
 #include "caffe/net.hpp"
 #include "caffe/solver.hpp"
@@ -485,10 +487,14 @@ bool RankInJob(int* rank, int* size) {
 int FailWith(const string& message) {
   int rank = 0, size = 1;
   const bool in_job = RankInJob(&rank, &size);
-  std::cerr << "error: "
-            << (in_job ? "rank " + std::to_string(rank) + " of " + std::to_string(size) + ": "
-                       : string())
-            << message << std::endl;
+  // One write of the whole line: the other ranks log to the same stream, and a line
+  // written piecewise can come out with their lines inside it.
+  const string line = "error: " +
+                      (in_job ? "rank " + std::to_string(rank) + " of " + std::to_string(size) + ": "
+                              : string()) +
+                      message + "\n";
+  std::cerr.flush();
+  if (::write(STDERR_FILENO, line.data(), line.size()) < 0) std::perror("caffe");
 #ifdef USE_MPI
   if (in_job) caffe::AbortMpiJob(1);
 #endif
