@@ -506,7 +506,8 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
   }
   const float inv = 1.f / comm_->size();
   // What is known of a blob ranked over its RMS weight is its |v| (the stochastic
-  // draw compares coordinates within a blob only).
+  // draw compares coordinates within a blob only; per channel, it then weighs the
+  // rows by |v| alone, not over each row's RMS).
   const vector<int> rms_rows = RmsRows();
   auto divide = [&](size_t b) {
     return param_.score() != SyncParameter::MAGNITUDE && !(b < rms_rows.size() && rms_rows[b] > 0);
