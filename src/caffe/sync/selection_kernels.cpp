@@ -12,6 +12,17 @@
 
 namespace caffe {
 
+namespace {
+
+// In double: a float sum over a large blob loses the small weights' squares.
+double MeanSquare(const float* x, int64_t n) {
+  double squares = 0;
+  for (int64_t i = 0; i < n; ++i) squares += double(x[i]) * x[i];
+  return squares / n;
+}
+
+}  // namespace
+
 void SelectionKernels::ComputeImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
                                          const vector<const float*>& residuals, float epsilon,
                                          float weight_floor, bool divide_by_weight,
@@ -94,10 +105,7 @@ void HostSelectionKernels::FillImportance(const vector<Blob*>& params, const vec
       const int64_t length = sizes_[j] / rows[j];
       ParallelFor(rows[j], [=](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
-          const float* wr = w + r * length;
-          double squares = 0;
-          for (int64_t i = 0; i < length; ++i) squares += double(wr[i]) * wr[i];
-          const float divisor = static_cast<float>(std::sqrt(squares / length)) + eps;
+          const float divisor = static_cast<float>(std::sqrt(MeanSquare(w + r * length, length))) + eps;
           for (int64_t i = r * length; i < (r + 1) * length; ++i) out[i] = std::fabs(v[i]) / divisor;
         }
       });
@@ -114,10 +122,7 @@ void HostSelectionKernels::FillImportance(const vector<Blob*>& params, const vec
 }
 
 double HostSelectionKernels::WeightMeanSquare(const Blob& blob) {
-  const float* w = blob.cpu_data();
-  double squares = 0;
-  for (int64_t i = 0; i < blob.count(); ++i) squares += double(w[i]) * w[i];
-  return squares / blob.count();
+  return MeanSquare(blob.cpu_data(), blob.count());
 }
 
 void HostSelectionKernels::Suppress(size_t j, const vector<int32_t>& indices) {
