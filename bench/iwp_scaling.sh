@@ -4,19 +4,24 @@
 # plus the share of the exchange's local work (accumulate + select + gather + scatter
 # in the log's sync line) in the step time.
 #
-#   bench/iwp_scaling.sh [iterations=80] [ranks="2 4 8"]
+#   [MODEL=lenet_fashion] bench/iwp_scaling.sh [iterations=80] [ranks="2 4 8"]
 #
-# Trains models/lenet_fashion (batch 64 per rank) for a short run per (method, N),
-# dense for the first 10 iterations, then density 1/64 (the learning rate stays in
-# its 200-iteration warm-up, so these short runs stay stable at every N); reads the steady-state
-# figures from each run's "Final:" line and its last "sync:" line. Needs
-# data/fashion_mnist (bash data/get_fashion_mnist.sh) and build/tools/caffe.
+# Trains models/$MODEL (lenet_fashion or resnet20_fashion; batch 64 per rank) from its
+# shipped solver_iwp.prototxt for a short run per (method, N): the shipped sync_param
+# (density, leader, value encoding) with the method changed, dense for the first 10
+# iterations and no density ramp, so the shipped density holds from iteration 10. The
+# learning rate stays in its warm-up, so these short runs stay stable at every N. Reads
+# the steady-state figures from each run's "Final:" line and its last "sync:" line.
+# Needs data/fashion_mnist (bash data/get_fashion_mnist.sh) and build/tools/caffe.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 iters=${1:-80}
 ranks=${2:-"2 4 8"}
+model=${MODEL:-lenet_fashion}
 build=${CAFFE_BUILD:-build}
 out=$build/bench_iwp_scaling
+base=models/$model/solver_iwp.prototxt
+[[ -f $base ]] || { echo "error: $base not found (MODEL=$model)" >&2; exit 1; }
 mkdir -p "$out"
 mpi=(mpirun --oversubscribe)
 if [ "$(id -u)" -eq 0 ]; then mpi+=(--allow-run-as-root); fi
@@ -25,12 +30,11 @@ echo "| method | ranks | nominal ratio | wire ratio | bytes/rank/step | local wo
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for method in IWP TOPK_ALLGATHER; do
   for n in $ranks; do
-    solver=$out/solver_${method}_$n.prototxt
-    sed -e "s/method: IWP/method: $method/" -e "s/max_iter: [0-9]*/max_iter: $iters/" \
-        -e "s/warmup_iter: 100 /warmup_iter: 10 /" -e "s/test_interval: [0-9]*/test_interval: 0/" \
-        -e "s/display: [0-9]*/display: $((iters / 2))/" -e "s/^test_iter: .*//" \
-        models/lenet_fashion/solver_iwp.prototxt > "$solver"
-    log=$out/${method}_$n.log
+    solver=$out/solver_${model}_${method}_$n.prototxt
+    python3 scripts/make_solver.py "$base" "$solver" "max_iter=$iters" "test_interval=0" \
+      "test_iter=" "display=$((iters / 2))" "snapshot=0" "snapshot_after_train=false" \
+      --sync-set "method: $method" --sync-set "warmup_iter: 10" --sync-set "density_schedule:"
+    log=$out/${model}_${method}_$n.log
     if ! "${mpi[@]}" -np "$n" "$build/tools/caffe" train -solver "$solver" -threads 1 > "$log" 2>&1; then
       echo "| $method | $n | failed: $(grep -m1 -oE 'error: .*' "$log" | cut -c1-120) | | | | | |"
       continue
