@@ -98,7 +98,8 @@ void DeviceFillInt(int32_t* x, int64_t n, int32_t value);
 void DeviceMinAndSum(const int32_t* x, int64_t n, int64_t* min, int64_t* sum,
                      DeviceSelectionWorkspace* workspace);
 // ResidualKernels::StochasticDraw's Poisson sample over one blob: index i is kept
-// when CoordinateUniform(stream, i) < min(1, expected * weight_i / sum of weights),
+// when DrawKeeps(DrawSeed(stream), i, weight_i, expected / sum of weights) (in float,
+// shared_random.hpp), that is with probability min(1, expected * weight_i / sum),
 // weight_i = (iter - last_sent[i]) * (known[i] + mean of known). Writes the kept
 // indices ascending to `indices` (room for n) and returns how many.
 int64_t DeviceStochasticDraw(const int32_t* last_sent, const float* known, int64_t n, int64_t iter,

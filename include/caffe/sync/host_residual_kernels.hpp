@@ -1,8 +1,8 @@
 // The residual primitives (residual_kernels.hpp) on the CPU, the reference the device
 // kernels must match bit for bit where they can: the state lives in host vectors,
 // elementwise loops run on ParallelFor (each element's result does not depend on how
-// threads split the range, so every rank gets the same bits) and every sum runs
-// sequentially in double.
+// threads split the range, so every rank gets the same bits), and the passes over whole
+// blobs are host_passes.hpp's, whose sums add in an order fixed by the blob's size.
 #ifndef CAFFE_SYNC_HOST_RESIDUAL_KERNELS_HPP_
 #define CAFFE_SYNC_HOST_RESIDUAL_KERNELS_HPP_
 

@@ -154,7 +154,8 @@ class ResidualKernels {
   // ---- Ages
 
   // IWP's stochastic draw for blob b at `iter` (with known importances): index i is kept
-  // when CoordinateUniform(stream, i) < min(1, expected * weight_i / sum of weights),
+  // when DrawKeeps(DrawSeed(stream), i, weight_i, expected / sum of weights) (in float,
+  // shared_random.hpp), that is with probability min(1, expected * weight_i / sum),
   // weight_i = (iter - last_sent_i) (known_i + mean known), or the age alone when every
   // such weight is 0. Sorted host indices, the same on every rank.
   virtual vector<int32_t> StochasticDraw(size_t b, int64_t iter, double expected,

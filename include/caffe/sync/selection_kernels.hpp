@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "caffe/blob.hpp"
@@ -102,6 +103,8 @@ class HostSelectionKernels : public SelectionKernels {
  private:
   vector<float> importance_;
   vector<float> scratch_;
+  // Each listed blob's sum and sum of squares of importance, taken as they are filled.
+  vector<std::pair<double, double>> sums_;
 };
 
 // The device kernels, or null in CPU-only builds and without a usable GPU.

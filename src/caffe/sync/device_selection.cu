@@ -232,7 +232,8 @@ struct ToDouble {
   __host__ __device__ double operator()(float x) const { return x; }
 };
 
-// The stochastic draw's weight of coordinate i (ResidualKernels::StochasticDraw).
+// The stochastic draw's weight of coordinate i (ResidualKernels::StochasticDraw): in
+// double for the sums, in float for the test (DrawKeeps, as on the host).
 struct StochasticWeight {
   const int32_t* last_sent;
   const float* known;
@@ -246,12 +247,16 @@ struct StochasticWeight {
 };
 
 struct StochasticKeep {
-  StochasticWeight weight;
-  double scale;
-  uint64_t stream;
+  const int32_t* last_sent;
+  const float* known;  // null: by age alone
+  int64_t iter;
+  float mean_known;
+  float scale;
+  uint32_t seed;
   __host__ __device__ bool operator()(int32_t i) const {
-    const double p = scale * weight(i);
-    return CoordinateUniform(stream, i) < (p < 1.0 ? p : 1.0);
+    const float age = static_cast<float>(iter - last_sent[i]);
+    const float weight = known ? age * (known[i] + mean_known) : age;
+    return DrawKeeps(seed, static_cast<uint32_t>(i), weight, scale);
   }
 };
 
@@ -452,8 +457,9 @@ int64_t DeviceStochasticDraw(const int32_t* last_sent, const float* known, int64
   CHECK_LE(n, std::numeric_limits<int32_t>::max()) << "blob too large for int32 indices";
   ws->scalars.Reserve(sizeof(double) + sizeof(int64_t));
   double* reduced = ws->scalars.as<double>();
-  // The host's formula with tree sums in double instead of running sums: the weights
-  // agree to far below the resolution of the 24-bit uniforms they are compared with.
+  // The host's formula with tree sums in double (the host's are blocked sums, in another
+  // order): the float scale and mean they give agree with the host's but for a last-bit
+  // rounding now and then, which moves a coordinate's test by one float ulp.
   RunCub(&ws->cub_temp, [&](void* storage, size_t& bytes) {
     return cub::DeviceReduce::Sum(storage, bytes, thrust::make_transform_iterator(known, ToDouble()),
                                   reduced, n);
@@ -475,9 +481,12 @@ int64_t DeviceStochasticDraw(const int32_t* last_sent, const float* known, int64
   }
   if (!(total > 0)) return 0;
   int64_t* selected = reinterpret_cast<int64_t*>(ws->scalars.as<char>() + sizeof(double));
+  const StochasticKeep keep{last_sent, weight.by_age_only ? nullptr : known, iter,
+                            static_cast<float>(mean_known), static_cast<float>(expected / total),
+                            DrawSeed(stream)};
   RunCub(&ws->cub_temp, [&](void* storage, size_t& bytes) {
     return cub::DeviceSelect::If(storage, bytes, thrust::counting_iterator<int32_t>(0), indices,
-                                 selected, n, StochasticKeep{weight, expected / total, stream});
+                                 selected, n, keep);
   });
   return ReadBack(selected);
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "caffe/sync/consensus_prior.hpp"
+#include "caffe/sync/host_passes.hpp"
 #include "caffe/sync/shared_random.hpp"
 #include "caffe/sync/top_k.hpp"
 #include "caffe/util/math_functions.hpp"
@@ -82,12 +83,7 @@ void HostResidualKernels::ClipAndAccumulate(const vector<Blob*>& params, float c
       });
     } else {
       ParallelFor(n, [=, &finite](int64_t begin, int64_t end) {
-        bool ok = true;
-        for (int64_t i = begin; i < end; ++i) {
-          v[i] += g[i];
-          ok &= std::isfinite(v[i]);
-        }
-        if (!ok) finite = false;
+        if (!AccumulateChecked(g + begin, end - begin, v + begin)) finite = false;
       });
     }
     if (!finite && nonfinite_blob_ < 0) nonfinite_blob_ = static_cast<int>(b);
@@ -160,9 +156,7 @@ int64_t HostResidualKernels::LimitSelected(size_t b, const ResidualSelection& se
                                            Blob* param, float scale, const float* local) {
   const int64_t n = param->count();
   const float* w = param->cpu_data();
-  double squares = 0;
-  for (int64_t i = 0; i < n; ++i) squares += double(w[i]) * w[i];
-  const float rms = static_cast<float>(std::sqrt(squares / std::max<int64_t>(n, 1)));
+  const float rms = static_cast<float>(std::sqrt(MeanSquare(w, n)));
   float* diff = param->mutable_cpu_diff();
   float* v = state_.residual[b].data();
   const vector<int32_t>& indices = selection.indices;
@@ -264,26 +258,17 @@ vector<int32_t> HostResidualKernels::StochasticDraw(size_t b, int64_t iter, doub
   // Weight of coordinate i: (age_i + 1) * (m_i + mean m), with age_i + 1 = iter -
   // last_i the steps of gradient it holds. The mean keeps never-sent coordinates in
   // the draw; every term is the same on every rank, so the draw needs no message.
-  // Sequential double sums: the same bits on every rank whatever its thread count.
-  double mean_known = 0;
-  for (int64_t i = 0; i < n; ++i) mean_known += known[i];
-  mean_known /= n;
-  double total = 0;
-  for (int64_t i = 0; i < n; ++i) total += double(iter - last[i]) * (known[i] + mean_known);
+  // The sums come from one pass (host_passes.hpp: the same bits on every rank whatever
+  // its thread count): sum of weights = sum(age m) + mean m x sum(age).
+  double sum_known = 0, sum_age = 0, sum_age_known = 0;
+  AgeSums(last, known, n, iter, &sum_known, &sum_age, &sum_age_known);
+  const double mean_known = sum_known / n;
+  double total = sum_age_known + mean_known * sum_age;
   const bool by_age_only = !(total > 0);
-  if (by_age_only) {
-    total = 0;
-    for (int64_t i = 0; i < n; ++i) total += double(iter - last[i]);
-  }
+  if (by_age_only) total = sum_age;
   if (!(total > 0)) return out;
-  const double scale = expected / total;
-  for (int64_t i = 0; i < n; ++i) {
-    const double weight = by_age_only ? double(iter - last[i])
-                                      : double(iter - last[i]) * (known[i] + mean_known);
-    if (CoordinateUniform(stream, i) < std::min(1.0, scale * weight)) {
-      out.push_back(static_cast<int32_t>(i));
-    }
-  }
+  AppendStochasticDraw(last, by_age_only ? nullptr : known, n, iter, static_cast<float>(mean_known),
+                       static_cast<float>(expected / total), DrawSeed(stream), &out);
   return out;
 }
 

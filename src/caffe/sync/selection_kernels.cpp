@@ -7,21 +7,12 @@
 #include <random>
 
 #include "caffe/sync/consensus_prior.hpp"
+#include "caffe/sync/host_passes.hpp"
 #include "caffe/sync/top_k.hpp"
 #include "caffe/util/parallel_for.hpp"
 
 namespace caffe {
 
-namespace {
-
-// In double: a float sum over a large blob loses the small weights' squares.
-double MeanSquare(const float* x, int64_t n) {
-  double squares = 0;
-  for (int64_t i = 0; i < n; ++i) squares += double(x[i]) * x[i];
-  return squares / n;
-}
-
-}  // namespace
 
 void SelectionKernels::ComputeImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
                                          const vector<const float*>& residuals, float epsilon,
@@ -72,6 +63,7 @@ void HostSelectionKernels::BlendPrior(size_t j, const float* known, const int32_
   for (int64_t i = 0; i < sizes_[j]; ++i) {
     importance[i] = ConsensusScore(importance[i], known[i], iter - last_sent[i], weight);
   }
+  SumAndSquares(importance, sizes_[j], &sums_[j].first, &sums_[j].second);
 }
 
 float VarianceToMean(double sum, double sum_squares, int64_t n) {
@@ -96,12 +88,18 @@ void HostSelectionKernels::FillImportance(const vector<Blob*>& params, const vec
                                           const vector<bool>& by_weight,
                                           const vector<int64_t>& rows) {
   importance_.resize(total_);
+  sums_.assign(blobs.size(), {0.0, 0.0});
   for (size_t j = 0; j < blobs.size(); ++j) {
     const float* w = params[blobs[j]]->cpu_data();
     const float* v = residuals[blobs[j]];
     float* out = importance_.data() + offsets_[j];
     const float eps = added[j];
-    if (!by_weight[j] && rows[j] > 1) {
+    if (by_weight[j]) {
+      // The shipped score: one pass gives the importances and their sums (the VMR).
+      ImportanceOverWeight(v, w, eps, sizes_[j], out, &sums_[j].first, &sums_[j].second);
+      continue;
+    }
+    if (rows[j] > 1) {
       const int64_t length = sizes_[j] / rows[j];
       ParallelFor(rows[j], [=](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
@@ -109,15 +107,12 @@ void HostSelectionKernels::FillImportance(const vector<Blob*>& params, const vec
           for (int64_t i = r * length; i < (r + 1) * length; ++i) out[i] = std::fabs(v[i]) / divisor;
         }
       });
-    } else if (by_weight[j]) {
-      ParallelFor(sizes_[j], [=](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) out[i] = std::fabs(v[i]) / (std::fabs(w[i]) + eps);
-      });
     } else {
       ParallelFor(sizes_[j], [=](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) out[i] = std::fabs(v[i]) / eps;
       });
     }
+    SumAndSquares(out, sizes_[j], &sums_[j].first, &sums_[j].second);
   }
 }
 
@@ -131,14 +126,8 @@ void HostSelectionKernels::Suppress(size_t j, const vector<int32_t>& indices) {
 }
 
 void HostSelectionKernels::Sums(size_t j, double* sum, double* sum_squares) {
-  const float* x = importance_.data() + offsets_[j];
-  double s = 0, sq = 0;
-  for (int64_t i = 0; i < sizes_[j]; ++i) {
-    s += x[i];
-    sq += double(x[i]) * x[i];
-  }
-  *sum = s;
-  *sum_squares = sq;
+  *sum = sums_[j].first;
+  *sum_squares = sums_[j].second;
 }
 
 float HostSelectionKernels::KthLargest(ImportanceSpan span, int64_t k) {
@@ -164,10 +153,9 @@ float HostSelectionKernels::KthLargestAt(ImportanceSpan span, const vector<int64
 
 vector<int32_t> HostSelectionKernels::SelectAtLeast(size_t j, float threshold) {
   vector<int32_t> out;
-  const float* x = importance_.data() + offsets_[j];
-  for (int64_t i = 0; i < sizes_[j]; ++i) {
-    if (x[i] >= threshold && x[i] > 0.f) out.push_back(static_cast<int32_t>(i));
-  }
+  // x > 0 is x >= the smallest positive float.
+  AppendAtLeast(importance_.data() + offsets_[j], sizes_[j],
+                std::max(threshold, std::numeric_limits<float>::denorm_min()), &out);
   return out;
 }
 
