@@ -164,6 +164,36 @@ TEST_F(CaffeToolTest, FinalLineNamesTheIterationOfAnEarlierTest) {
   EXPECT_TRUE(std::regex_search(
       out, std::regex(R"(Final: iteration 20, train loss [0-9.e+-]+, test 0/loss = [0-9.e+-]+)")))
       << out;
+  EXPECT_TRUE(std::regex_search(
+      out, std::regex(R"(Final: .*; training time [0-9.e+-]+ s \(test passes excluded\))")))
+      << out;
+}
+
+// -stop_at_test_score ends training at the first test pass that reaches the target,
+// and says so; a malformed target or an unknown output is one error line.
+TEST_F(CaffeToolTest, StopAtTestScoreEndsAtTheFirstTestThatReachesIt) {
+  const string base = "net: '" + dir_ + "/net.prototxt'\nbase_lr: 0.01\nlr_policy: 'fixed'\n"
+                      "max_iter: 40\ntest_iter: 2\nrandom_seed: 1\nsolver_mode: CPU\n"
+                      "snapshot_after_train: false\ntest_interval: 10\n";
+  WriteFileAtomically(dir_ + "/stop.prototxt", base);
+  string out;
+  // The loss is positive: "loss >= 0" holds at the first test pass after iteration 0
+  // (test_initialization tests at 0 too, and stops there).
+  ASSERT_EQ(RunCaffe("train -solver " + dir_ + "/stop.prototxt -stop_at_test_score loss=0", &out), 0)
+      << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(Iteration 0, test output loss = [0-9.e+-]+ reached 0 )")))
+      << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(Final: iteration 0, )"))) << out;
+  // Never reached: training runs to max_iter.
+  ASSERT_EQ(RunCaffe("train -solver " + dir_ + "/stop.prototxt -stop_at_test_score loss=1e30", &out), 0)
+      << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(Final: iteration 40, )"))) << out;
+  EXPECT_NE(RunCaffe("train -solver " + dir_ + "/stop.prototxt -stop_at_test_score loss", &out), 0);
+  EXPECT_NE(out.find("error: -stop_at_test_score loss: expected OUTPUT=VALUE"), string::npos) << out;
+  EXPECT_NE(RunCaffe("train -solver " + dir_ + "/stop.prototxt -stop_at_test_score loss=x", &out), 0);
+  EXPECT_NE(out.find("'x' is not a number"), string::npos) << out;
+  EXPECT_NE(RunCaffe("train -solver " + dir_ + "/stop.prototxt -stop_at_test_score top5=0.5", &out), 0);
+  EXPECT_NE(out.find("has no output 'top5'"), string::npos) << out;
 }
 
 // BVLC's log tools (tools/extra/parse_log.py, extract_seconds.py) read Caffe's glog

@@ -4,7 +4,9 @@
 #include <glog/logging.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -66,7 +68,12 @@ DEFINE_bool(blocked_layouts, true,
             "with no reorders between them. The same values bit for bit either way.");
 DEFINE_string(sync_stats, "",
               "Write the gradient exchange's per-iteration, per-blob statistics to this CSV "
-              "(rank 0's view).");
+              "(rank 0's view). A '%r' in the name gives every rank a file of its own, "
+              "with %r replaced by the rank.");
+DEFINE_string(stop_at_test_score, "",
+              "OUTPUT=VALUE: stop training at the first test pass where the test net's "
+              "OUTPUT (e.g. accuracy) is at least VALUE (a time-to-accuracy run). The "
+              "Final line reports the training time, test passes excluded.");
 
 namespace caffe {
 namespace {
@@ -256,11 +263,35 @@ int Train() {
     const string device_backend = transport.device ? transport.device->backend() : "";
     std::shared_ptr<GradientExchange> exchange =
         CreateGradientExchange(param.sync_param(), std::move(transport));
-    if (!FLAGS_sync_stats.empty() && comm->rank() == 0) exchange->EnableStatsCsv(FLAGS_sync_stats);
+    const size_t rank_mark = FLAGS_sync_stats.find("%r");
+    if (rank_mark != string::npos) {
+      string path = FLAGS_sync_stats;
+      path.replace(rank_mark, 2, std::to_string(comm->rank()));
+      exchange->EnableStatsCsv(path);
+    } else if (!FLAGS_sync_stats.empty() && comm->rank() == 0) {
+      exchange->EnableStatsCsv(FLAGS_sync_stats);
+    }
     solver->set_gradient_exchange(exchange);
     LOG(INFO) << "Data-parallel training on " << comm->size() << " rank(s) over "
               << comm->backend() << (device_backend.empty() ? "" : " (device buffers over " + device_backend + ")")
               << ", exchange " << exchange->method_name();
+  }
+  if (!FLAGS_stop_at_test_score.empty()) {
+    const size_t equals = FLAGS_stop_at_test_score.find('=');
+    CAFFE_REQUIRE(equals != string::npos && equals > 0)
+        << "-stop_at_test_score " << FLAGS_stop_at_test_score << ": expected OUTPUT=VALUE, "
+        << "e.g. accuracy=0.905";
+    const string value = FLAGS_stop_at_test_score.substr(equals + 1);
+    char* end = nullptr;
+    const float target = std::strtof(value.c_str(), &end);
+    CAFFE_REQUIRE(!value.empty() && *end == '\0' && std::isfinite(target))
+        << "-stop_at_test_score " << FLAGS_stop_at_test_score << ": '" << value
+        << "' is not a number";
+    // Only rank 0 builds the test nets (it alone tests).
+    CAFFE_REQUIRE(param.test_interval() > 0 && (comm->rank() != 0 || !solver->test_nets().empty()))
+        << "-stop_at_test_score needs test passes: " << FLAGS_solver << " sets no test_interval "
+        << "or no test net";
+    solver->set_stop_at_test_score(FLAGS_stop_at_test_score.substr(0, equals), target);
   }
   LOG(INFO) << "Starting Optimization";
   solver->Solve(FLAGS_snapshot);
@@ -304,6 +335,7 @@ int Train() {
       }
     }
   }
+  summary << "; training time " << solver->training_seconds() << " s (test passes excluded)";
   LOG(INFO) << summary.str();
   LOG(INFO) << "Peak resident memory: " << PeakResidentMegabytes() << " MB";
   return 0;

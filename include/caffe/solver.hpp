@@ -46,6 +46,15 @@ class Solver {
   const std::map<string, float>& last_test_scores() const { return last_test_scores_; }
   // The iteration those scores were taken at; -1 before the first test.
   int last_test_iter() const { return last_test_iter_; }
+  // Seconds Step has spent training, test passes (and the waits for them) excluded:
+  // the clock of a time-to-accuracy measurement.
+  double training_seconds() const { return training_seconds_; }
+  // Training stops at the first test pass where the test net's output `output`
+  // ("accuracy") is at least `value` (every rank stops at the same iteration).
+  void set_stop_at_test_score(const string& output, float value) {
+    stop_output_ = output;
+    stop_value_ = value;
+  }
   Context& context() const { return *context_; }
 
   // The rate the policy gives at the current iteration, with warm-up applied.
@@ -90,6 +99,8 @@ class Solver {
   void UpdateSmoothedLoss(float loss, int start_iter, int average_loss);
   void DisplayProgress();
   SolverAction RequestedAction();
+  // Whether the last test pass reached the -stop_at_test_score target (rank 0).
+  bool ReachedStopScore() const;
   // Training on NaN only wastes hours: stop with the iteration and the first layer
   // whose output is not finite.
   [[noreturn]] void ReportNonFiniteLoss(float loss) const;
@@ -115,6 +126,9 @@ class Solver {
   int display_start_iter_ = 0;
   HostDeviceTransfers display_start_transfers_;
   bool requested_early_exit_ = false;
+  double training_seconds_ = 0;
+  string stop_output_;
+  float stop_value_ = 0;
   // Every rank starts from rank 0's weights: the first Step after an exchange is set
   // broadcasts them (after any Restore or weight loading), whoever drives the solver.
   bool initial_weights_shared_ = false;

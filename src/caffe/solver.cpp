@@ -379,12 +379,25 @@ void Solver::Step(int iters) {
     initial_weights_shared_ = true;
   }
 
+  auto since = std::chrono::steady_clock::now();
+  auto add_training_time = [&]() {
+    const auto now = std::chrono::steady_clock::now();
+    training_seconds_ += std::chrono::duration<double>(now - since).count();
+    since = now;
+  };
   while (iter_ < stop_iter) {
     net_->ClearParamDiffs();
     if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
         (iter_ > 0 || param_.test_initialization())) {
+      add_training_time();
+      LOG_IF(INFO, is_root()) << "Iteration " << iter_ << ", training time " << std::fixed
+                              << std::setprecision(2) << training_seconds_
+                              << " s (test passes excluded)";
       AverageDataStatistics();
-      if (is_root()) TestAll();
+      if (is_root()) {
+        TestAll();
+        if (ReachedStopScore()) requested_early_exit_ = true;
+      }
       if (exchange_ && exchange_->world_size() > 1) {
         // The others wait here for rank 0's test pass, in a host collective without a
         // time limit, rather than in the step's first NCCL collective, which gives up
@@ -393,6 +406,7 @@ void Solver::Step(int iters) {
         // interrupted it, so that every rank leaves the loop at the same iteration.
         requested_early_exit_ = exchange_->comm().AnyTrue(requested_early_exit_);
       }
+      since = std::chrono::steady_clock::now();  // the test pass is not training time
       if (requested_early_exit_) break;
     }
     const bool display = param_.display() && iter_ % param_.display() == 0;
@@ -440,6 +454,20 @@ void Solver::Step(int iters) {
       break;
     }
   }
+  add_training_time();
+}
+
+bool Solver::ReachedStopScore() const {
+  if (stop_output_.empty()) return false;
+  const auto score = last_test_scores_.find("0/" + stop_output_);
+  CAFFE_REQUIRE(score != last_test_scores_.end())
+      << source_ << ": the test net has no output '" << stop_output_
+      << "' to stop at (-stop_at_test_score)";
+  if (!(score->second >= stop_value_)) return false;
+  LOG(INFO) << "Iteration " << iter_ << ", test output " << stop_output_ << " = " << score->second
+            << " reached " << stop_value_ << " after " << std::fixed << std::setprecision(2)
+            << training_seconds_ << " s of training; stopping";
+  return true;
 }
 
 void Solver::Solve(const string& resume_file) {

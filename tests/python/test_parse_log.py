@@ -133,6 +133,15 @@ class FinalLineShapes(unittest.TestCase):
         self.assertEqual(final, {"iteration": 20, "test": {"0/loss": 0.25}, "train_loss": 0.5,
                                  "last_test_iteration": 15})
 
+    def test_training_time_at_the_end(self):
+        line = ("I0101 00:00:01.000000 1 caffe.cpp:1] Final: iteration 300, train loss 0.4, "
+                "test 0/accuracy = 0.8126, exchange IWP overall: nominal ratio 46.1x, wire ratio "
+                "73.3x, bytes/step 23524; training time 6.06493 s (test passes excluded)\n")
+        final = parse_log.parse_lines([line]).final
+        self.assertEqual(final["training_seconds"], 6.06493)
+        self.assertEqual(final["test"], {"0/accuracy": 0.8126})
+        self.assertEqual(final["bytes_per_step"], 23524.0)
+
 
 class EdgeCases(unittest.TestCase):
     def test_mpirun_tags_and_second_test_net(self):
