@@ -99,6 +99,7 @@ class Solver {
   void UpdateSmoothedLoss(float loss, int start_iter, int average_loss);
   void DisplayProgress();
   SolverAction RequestedAction();
+  void LogTrainingTime() const;
   // Whether the last test pass reached the -stop_at_test_score target (rank 0).
   bool ReachedStopScore() const;
   // Training on NaN only wastes hours: stop with the iteration and the first layer

@@ -390,9 +390,7 @@ void Solver::Step(int iters) {
     if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
         (iter_ > 0 || param_.test_initialization())) {
       add_training_time();
-      LOG_IF(INFO, is_root()) << "Iteration " << iter_ << ", training time " << std::fixed
-                              << std::setprecision(2) << training_seconds_
-                              << " s (test passes excluded)";
+      LogTrainingTime();
       AverageDataStatistics();
       if (is_root()) {
         TestAll();
@@ -457,6 +455,12 @@ void Solver::Step(int iters) {
   add_training_time();
 }
 
+void Solver::LogTrainingTime() const {
+  // Before each test pass: what a time-to-accuracy curve plots against its scores.
+  LOG_IF(INFO, is_root()) << "Iteration " << iter_ << ", training time " << std::fixed
+                          << std::setprecision(2) << training_seconds_ << " s (test passes excluded)";
+}
+
 bool Solver::ReachedStopScore() const {
   if (stop_output_.empty()) return false;
   const auto score = last_test_scores_.find("0/" + stop_output_);
@@ -466,7 +470,7 @@ bool Solver::ReachedStopScore() const {
   if (!(score->second >= stop_value_)) return false;
   LOG(INFO) << "Iteration " << iter_ << ", test output " << stop_output_ << " = " << score->second
             << " reached " << stop_value_ << " after " << std::fixed << std::setprecision(2)
-            << training_seconds_ << " s of training; stopping";
+            << training_seconds_ << " s of training";
   return true;
 }
 
@@ -493,8 +497,12 @@ void Solver::Solve(const string& resume_file) {
     LOG(INFO) << "Iteration " << iter_ << ", loss = " << loss;
   }
   if (param_.test_interval() && iter_ % param_.test_interval() == 0) {
+    LogTrainingTime();
     AverageDataStatistics();
-    if (is_root()) TestAll();
+    if (is_root()) {
+      TestAll();
+      ReachedStopScore();  // says so when the last test is the one that reaches it
+    }
   }
   LOG_IF(INFO, is_root()) << "Optimization Done.";
 }

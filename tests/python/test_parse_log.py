@@ -133,6 +133,17 @@ class FinalLineShapes(unittest.TestCase):
         self.assertEqual(final, {"iteration": 20, "test": {"0/loss": 0.25}, "train_loss": 0.5,
                                  "last_test_iteration": 15})
 
+    def test_training_time_before_each_test(self):
+        lines = [
+            "I0101 00:00:01.000000 1 solver.cpp:1] Iteration 100, training time 2.07 s (test passes excluded)\n",
+            "I0101 00:00:01.500000 1 solver.cpp:1] Iteration 100, Testing net (#0)\n",
+            "I0101 00:00:02.000000 1 solver.cpp:1]     Test net output #0: accuracy = 0.5059\n",
+        ]
+        log = parse_log.parse_lines(lines)
+        self.assertEqual(len(log.test_rows), 1)
+        self.assertEqual(log.test_rows[0]["TrainingSeconds"], 2.07)
+        self.assertEqual(log.test_rows[0]["accuracy"], 0.5059)
+
     def test_training_time_at_the_end(self):
         line = ("I0101 00:00:01.000000 1 caffe.cpp:1] Final: iteration 300, train loss 0.4, "
                 "test 0/accuracy = 0.8126, exchange IWP overall: nominal ratio 46.1x, wire ratio "

@@ -33,7 +33,10 @@ class ExchangeStats {
   // the residual; choosing what travels; the index message; packing the chosen values;
   // their all-reduce, or all-gather (TOPK_ALLGATHER); writing the applied gradient
   // back and clearing what was sent.
-  enum Phase { ACCUMULATE, SELECT, BROADCAST, GATHER, ALLREDUCE, ALLGATHER, SCATTER, kNumPhases };
+  // CONTROL: the stop/snapshot agreement after each step (AgreeOnAction). Its few
+  // bytes wait behind what the step's collectives left in flight (a send completes when
+  // the data is handed to the network, not when it arrives), so its time is wire time.
+  enum Phase { ACCUMULATE, SELECT, BROADCAST, GATHER, ALLREDUCE, ALLGATHER, SCATTER, CONTROL, kNumPhases };
 
   void BeginStep(int iter) { current_iter_ = iter; blobs_.clear(); }
   void AddBlob(const BlobSelection& blob) { blobs_.push_back(blob); }
@@ -142,10 +145,10 @@ class ExchangeStats {
   std::vector<BlobSelection> blobs_;
   int64_t window_steps_ = 0, window_elements_ = 0, window_sent_ = 0, window_bytes_ = 0;
   double window_dense_bytes_ = 0;
-  double window_seconds_[kNumPhases] = {0, 0, 0, 0};
+  double window_seconds_[kNumPhases] = {};
   int64_t total_steps_ = 0, total_elements_ = 0, total_sent_ = 0, total_bytes_ = 0;
   double total_dense_bytes_ = 0;
-  double total_seconds_[kNumPhases] = {0, 0, 0, 0};
+  double total_seconds_[kNumPhases] = {};
   float last_density_ = 1;
   bool last_steady_ = false;
   int64_t max_age_ = 0, window_max_age_ = 0;

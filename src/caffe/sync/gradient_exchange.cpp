@@ -1,5 +1,6 @@
 #include "caffe/sync/gradient_exchange.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -54,7 +55,10 @@ SolverAction GradientExchange::AgreeOnAction(SolverAction local) {
   float flags[2] = {local == SolverAction::STOP ? 1.f : 0.f,
                     local == SolverAction::SNAPSHOT ? 1.f : 0.f};
   const int64_t before = comm_->stats().total_bytes_sent();
+  const auto start = std::chrono::steady_clock::now();
   comm_->AllReduceSum(flags, 2);
+  stats_.AddTime(ExchangeStats::CONTROL,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   // Control traffic is not gradient traffic: keep it out of the exchange's accounting.
   auto& entry = comm_->mutable_stats().by_op["allreduce"];
   entry.bytes_sent -= comm_->stats().total_bytes_sent() - before;
@@ -93,6 +97,10 @@ std::string GradientExchange::Summary() const {
   }
   std::snprintf(line, sizeof(line), "scatter %.2f ms", ms(ExchangeStats::SCATTER));
   out += line;
+  if (s.window_seconds(ExchangeStats::CONTROL) > 0) {
+    std::snprintf(line, sizeof(line), ", control %.2f ms", ms(ExchangeStats::CONTROL));
+    out += line;
+  }
   int64_t max_age = 0;
   double mean_age = 0;
   CurrentAge(&max_age, &mean_age);

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The time-to-accuracy benchmark's whole path in a minute (scripts/time_to_accuracy.sh
+# --quick): the reference-regime search, full-length runs at 1 Gbit/s that set the
+# target, a run that stops at it at 100 Mbit/s, the table and the plot. Checks that the
+# table holds every run and that the reference regime it found puts DENSE fp32's step
+# near 16x the compute-only step. Skipped (77) where the emulated cluster cannot be made.
+set -euo pipefail
+BUILD="$(cd "${1:?usage: test_time_to_accuracy_quick.sh BUILD_DIR}" && pwd)"
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+if ! why="$(bash scripts/emulated_cluster.sh check)"; then
+  echo "SKIP: $why"
+  exit 77
+fi
+OUT="$(mktemp -d)"
+trap 'rm -rf "$OUT"' EXIT
+TTA_OUT="$OUT" BUILD_DIR="$BUILD" bash scripts/time_to_accuracy.sh --quick --nets lenet_fashion \
+  --cells 2x1gbit 2x100mbit --methods "DENSE fp32" IWP
+table="$OUT/quick/TABLE.md"
+cat "$table"
+for cell in 2x1gbit 2x100mbit; do
+  for method in "DENSE fp32" IWP; do
+    grep -A8 "^### $cell" "$table" | grep -q "^| $method | 1 |" ||
+      { echo "FAIL: no $method row in the $cell table"; exit 1; }
+  done
+done
+[ -s "$OUT/quick/lenet_fashion.png" ] || { echo "FAIL: no plot"; exit 1; }
+python3 - "$OUT/quick/lenet_fashion/ref/ref.json" <<'PY'
+import json, sys
+ref = json.load(open(sys.argv[1]))
+assert 8 <= ref["ratio"] <= 32, "the reference regime's DENSE fp32 step is %.1fx compute" % ref["ratio"]
+PY
+# The 100 Mbit/s DENSE fp32 run stopped at the target: its test at that iteration reached it.
+grep -q "reached" "$OUT"/quick/lenet_fashion/2x100mbit/dense_fp32_s1.log ||
+  { echo "FAIL: the 100 Mbit/s DENSE fp32 run did not stop at the target"; exit 1; }
+echo "PASS"
