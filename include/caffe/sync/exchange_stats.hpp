@@ -36,7 +36,10 @@ class ExchangeStats {
   // CONTROL: the stop/snapshot agreement after each step (AgreeOnAction). Its few
   // bytes wait behind what the step's collectives left in flight (a send completes when
   // the data is handed to the network, not when it arrives), so its time is wire time.
-  enum Phase { ACCUMULATE, SELECT, BROADCAST, GATHER, ALLREDUCE, ALLGATHER, SCATTER, CONTROL, kNumPhases };
+  // WAIT: where collectives run on a CommThread while backward goes on, the time the
+  // step then waited for them after backward (the exposed part of BROADCAST, ALLREDUCE
+  // and ALLGATHER, which count the collectives' whole time).
+  enum Phase { ACCUMULATE, SELECT, BROADCAST, GATHER, ALLREDUCE, ALLGATHER, SCATTER, CONTROL, WAIT, kNumPhases };
 
   void BeginStep(int iter) { current_iter_ = iter; blobs_.clear(); }
   void AddBlob(const BlobSelection& blob) { blobs_.push_back(blob); }

@@ -109,6 +109,13 @@ class MpiCommunicator : public Communicator {
   void GatherBlocks(const void* in, int64_t count, MPI_Datatype type, size_t elem_size,
                     void* out);
   void Record(const char* op, int64_t bytes, double seconds);
+  // Every collective is a non-blocking MPI call and this wait: MPI_Testall until the
+  // requests are done, napping between polls on a CommThread (comm_thread.hpp). A
+  // failure is a caffe::Error naming `op`.
+  void WaitForRequests(MPI_Request* requests, int count, const char* op);
+  // One ring step: `send` to rank `to` and `receive` from rank `from` at once.
+  void SendReceive(const void* send, int send_count, MPI_Datatype type, int to, void* receive,
+                   int receive_count, int from, const char* op);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;

@@ -39,7 +39,9 @@ void DenseExchange::Prepare(const vector<Blob*>& params) {
       reducer_ = CreateDeviceBucketReducer(device_comm_.get(), comm_.get(), &stats_);
     }
     if (!reducer_) {
-      reducer_ = std::make_unique<HostBucketReducer>(comm_.get(), &stats_, half ? &carry_ : nullptr);
+      // Each bucket's all-reduce runs on a thread of its own while backward goes on.
+      reducer_ = std::make_unique<HostBucketReducer>(comm_.get(), &stats_, half ? &carry_ : nullptr,
+                                                     /*in_background=*/true);
     }
   }
 }

@@ -97,6 +97,10 @@ std::string GradientExchange::Summary() const {
   }
   std::snprintf(line, sizeof(line), "scatter %.2f ms", ms(ExchangeStats::SCATTER));
   out += line;
+  if (s.window_seconds(ExchangeStats::WAIT) > 0) {
+    std::snprintf(line, sizeof(line), ", waited %.2f ms", ms(ExchangeStats::WAIT));
+    out += line;
+  }
   if (s.window_seconds(ExchangeStats::CONTROL) > 0) {
     std::snprintf(line, sizeof(line), ", control %.2f ms", ms(ExchangeStats::CONTROL));
     out += line;

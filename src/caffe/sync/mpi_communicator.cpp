@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "caffe/sync/block_int8.hpp"
+#include "caffe/sync/comm_thread.hpp"
 #include "caffe/sync/half_precision.hpp"
 
 #include "caffe/util/error.hpp"
@@ -51,6 +52,8 @@ struct ScopedType {
 };
 
 constexpr int kRingTag = 17;
+// How long a wait on a CommThread sleeps between polls while the main thread computes.
+constexpr int kNapMicroseconds = 50;
 
 }  // namespace
 
@@ -132,6 +135,27 @@ void MpiCommunicator::Record(const char* op, int64_t bytes, double seconds) {
   entry.seconds += seconds;
 }
 
+void MpiCommunicator::WaitForRequests(MPI_Request* requests, int count, const char* op) {
+  // MPI's own waits spin. On a CommThread while the main thread computes, a spin would
+  // take half the rank's core from backward: nap between polls there instead. The nap
+  // is short against what it waits for (a message on a link of 1 Gbit/s or less), and
+  // the data keeps moving meanwhile: the kernel's socket buffers carry it.
+  while (true) {
+    int done = 0;
+    ThrowIfMpiError(MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE), op);
+    if (done) return;
+    if (CommThread::ShouldNap()) std::this_thread::sleep_for(std::chrono::microseconds(kNapMicroseconds));
+  }
+}
+
+void MpiCommunicator::SendReceive(const void* send, int send_count, MPI_Datatype type, int to,
+                                  void* receive, int receive_count, int from, const char* op) {
+  MPI_Request requests[2];
+  ThrowIfMpiError(MPI_Irecv(receive, receive_count, type, from, kRingTag, comm_, &requests[0]), op);
+  ThrowIfMpiError(MPI_Isend(send, send_count, type, to, kRingTag, comm_, &requests[1]), op);
+  WaitForRequests(requests, 2, op);
+}
+
 int64_t MpiCommunicator::RingChunkBegin(int64_t count, int size, int chunk) {
   return chunk * (count / size) + std::min<int64_t>(chunk, count % size);
 }
@@ -190,10 +214,8 @@ void MpiCommunicator::RingAllReduce(float* data, int64_t count) {
       int send_length, recv_length;
       piece(send_chunk, j, &send_begin, &send_length);
       piece(recv_chunk, j, &recv_begin, &recv_length);
-      ThrowIfMpiError(MPI_Sendrecv(data + send_begin, send_length, MPI_FLOAT, right, kRingTag,
-                                   scratch_.data(), recv_length, MPI_FLOAT, left, kRingTag,
-                                   comm_, MPI_STATUS_IGNORE),
-                      "all-reduce (ring reduce-scatter)");
+      SendReceive(data + send_begin, send_length, MPI_FLOAT, right, scratch_.data(), recv_length,
+                  left, "all-reduce (ring reduce-scatter)");
       float* __restrict sum = data + recv_begin;
       const float* __restrict received = scratch_.data();
       for (int i = 0; i < recv_length; ++i) sum[i] += received[i];
@@ -209,10 +231,8 @@ void MpiCommunicator::RingAllReduce(float* data, int64_t count) {
       int send_length, recv_length;
       piece(send_chunk, j, &send_begin, &send_length);
       piece(recv_chunk, j, &recv_begin, &recv_length);
-      ThrowIfMpiError(MPI_Sendrecv(data + send_begin, send_length, MPI_FLOAT, right, kRingTag,
-                                   data + recv_begin, recv_length, MPI_FLOAT, left, kRingTag,
-                                   comm_, MPI_STATUS_IGNORE),
-                      "all-reduce (ring all-gather)");
+      SendReceive(data + send_begin, send_length, MPI_FLOAT, right, data + recv_begin, recv_length,
+                  left, "all-reduce (ring all-gather)");
       elements_sent += send_length;
     }
   }
@@ -274,10 +294,8 @@ int64_t MpiCommunicator::RingAllReduceEncoded(float* data, int64_t count, float*
   auto exchange = [&](const uint8_t* send, int send_length, uint8_t* receive, int recv_length,
                       const char* what) {
     const int64_t send_bytes = codec.bytes(send_length);
-    ThrowIfMpiError(MPI_Sendrecv(send, static_cast<int>(send_bytes), MPI_BYTE, right, kRingTag,
-                                 receive, static_cast<int>(codec.bytes(recv_length)), MPI_BYTE,
-                                 left, kRingTag, comm_, MPI_STATUS_IGNORE),
-                    what);
+    SendReceive(send, static_cast<int>(send_bytes), MPI_BYTE, right, receive,
+                static_cast<int>(codec.bytes(recv_length)), left, what);
     bytes_sent += send_bytes;
   };
   wire_send_.resize(std::max<size_t>(wire_send_.size(), capacity_bytes));
@@ -356,9 +374,11 @@ void MpiCommunicator::AllReduceSumInt8(float* data, int64_t count, float* roundi
 void MpiCommunicator::NativeAllReduce(float* data, int64_t count) {
   for (int64_t begin = 0; begin < count; begin += max_count_per_call_) {
     const int length = static_cast<int>(std::min(max_count_per_call_, count - begin));
+    MPI_Request request;
     ThrowIfMpiError(
-        MPI_Allreduce(MPI_IN_PLACE, data + begin, length, MPI_FLOAT, MPI_SUM, comm_),
-        "MPI_Allreduce");
+        MPI_Iallreduce(MPI_IN_PLACE, data + begin, length, MPI_FLOAT, MPI_SUM, comm_, &request),
+        "MPI_Iallreduce");
+    WaitForRequests(&request, 1, "MPI_Allreduce");
   }
 }
 
@@ -385,7 +405,9 @@ void MpiCommunicator::Broadcast(void* data, int64_t bytes, int root) {
   char* buffer = static_cast<char*>(data);
   for (int64_t begin = 0; begin < bytes; begin += max_count_per_call_) {
     const int length = static_cast<int>(std::min(max_count_per_call_, bytes - begin));
-    ThrowIfMpiError(MPI_Bcast(buffer + begin, length, MPI_BYTE, root, comm_), "MPI_Bcast");
+    MPI_Request request;
+    ThrowIfMpiError(MPI_Ibcast(buffer + begin, length, MPI_BYTE, root, comm_, &request), "MPI_Ibcast");
+    WaitForRequests(&request, 1, "broadcast");
   }
   // Chain convention: everyone but the chain's last rank (root-1 mod N) forwards it all.
   const bool forwards = size_ > 1 && rank_ != Mod(root - 1, size_);
@@ -401,9 +423,11 @@ void MpiCommunicator::GatherBlocks(const void* in, int64_t count, MPI_Datatype t
   const bool in_place = in == out_bytes + rank_ * block_bytes;
   if (count <= max_count_per_call_) {
     const int length = static_cast<int>(count);
-    ThrowIfMpiError(MPI_Allgather(in_place ? MPI_IN_PLACE : in, length, type, out, length,
-                                  type, comm_),
-                    "MPI_Allgather");
+    MPI_Request request;
+    ThrowIfMpiError(MPI_Iallgather(in_place ? MPI_IN_PLACE : in, length, type, out, length,
+                                   type, comm_, &request),
+                    "MPI_Iallgather");
+    WaitForRequests(&request, 1, "all-gather");
     return;
   }
   // Too long for one call: gather slice [begin, begin+length) of every block at once,
@@ -417,9 +441,11 @@ void MpiCommunicator::GatherBlocks(const void* in, int64_t count, MPI_Datatype t
                     "MPI_Type_create_resized");
     ThrowIfMpiError(MPI_Type_commit(&strided.type), "MPI_Type_commit");
     const char* send = static_cast<const char*>(in) + begin * elem_size;
-    ThrowIfMpiError(MPI_Allgather(in_place ? MPI_IN_PLACE : send, length, type,
-                                  out_bytes + begin * elem_size, 1, strided.type, comm_),
-                    "MPI_Allgather");
+    MPI_Request request;
+    ThrowIfMpiError(MPI_Iallgather(in_place ? MPI_IN_PLACE : send, length, type,
+                                   out_bytes + begin * elem_size, 1, strided.type, comm_, &request),
+                    "MPI_Iallgather");
+    WaitForRequests(&request, 1, "all-gather");
   }
 }
 
@@ -455,10 +481,12 @@ void MpiCommunicator::AllGatherV(const float* in, const std::vector<int64_t>& co
   if (total > 0 && total <= max_count_per_call_) {
     std::vector<int> int_counts(counts.begin(), counts.end());
     std::vector<int> int_displs(displs.begin(), displs.end() - 1);
-    ThrowIfMpiError(MPI_Allgatherv(in_place ? MPI_IN_PLACE : in, static_cast<int>(mine),
-                                   MPI_FLOAT, out, int_counts.data(), int_displs.data(),
-                                   MPI_FLOAT, comm_),
-                    "MPI_Allgatherv");
+    MPI_Request request;
+    ThrowIfMpiError(MPI_Iallgatherv(in_place ? MPI_IN_PLACE : in, static_cast<int>(mine),
+                                    MPI_FLOAT, out, int_counts.data(), int_displs.data(),
+                                    MPI_FLOAT, comm_, &request),
+                    "MPI_Iallgatherv");
+    WaitForRequests(&request, 1, "all-gather-v");
   } else if (total > 0) {
     // Offsets past INT_MAX do not fit MPI_Allgatherv: every rank broadcasts its block
     // in slices instead, all slices in flight together.
@@ -473,9 +501,7 @@ void MpiCommunicator::AllGatherV(const float* in, const std::vector<int64_t>& co
                         "MPI_Ibcast (all-gather-v)");
       }
     }
-    ThrowIfMpiError(MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
-                                MPI_STATUSES_IGNORE),
-                    "MPI_Waitall (all-gather-v)");
+    WaitForRequests(requests.data(), static_cast<int>(requests.size()), "all-gather-v");
   }
   Record("allgatherv", (size_ - 1) * mine * static_cast<int64_t>(sizeof(float)),
          SecondsSince(start));
@@ -483,15 +509,19 @@ void MpiCommunicator::AllGatherV(const float* in, const std::vector<int64_t>& co
 
 void MpiCommunicator::Barrier() {
   const auto start = Clock::now();
-  ThrowIfMpiError(MPI_Barrier(comm_), "MPI_Barrier");
+  MPI_Request request;
+  ThrowIfMpiError(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
+  WaitForRequests(&request, 1, "barrier");
   Record("barrier", 0, SecondsSince(start));
 }
 
 bool MpiCommunicator::AnyTrue(bool flag) {
   const auto start = Clock::now();
   int value = flag ? 1 : 0;
-  ThrowIfMpiError(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_LOR, comm_),
-                  "MPI_Allreduce (any-true)");
+  MPI_Request request;
+  ThrowIfMpiError(MPI_Iallreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_LOR, comm_, &request),
+                  "MPI_Iallreduce (any-true)");
+  WaitForRequests(&request, 1, "any-true");
   Record("anytrue", 0, SecondsSince(start));
   return value != 0;
 }
