@@ -65,9 +65,11 @@ parse_log = _load_parse_log()
 
 # Per net: where its solver is, how often to test (a test pass of the 10k images takes
 # ~1 s on LeNet and ~10 s on ResNet-20 here, and is not training time), how often to log.
+# DENSE's buckets hold an eighth of the net's gradients each (IWP's buckets' size), so
+# that they overlap backward; the default 25 MB would hold either net whole.
 NETS = {
-    "lenet_fashion": {"test_interval": 100, "display": 20},
-    "resnet20_fashion": {"test_interval": 250, "display": 25},
+    "lenet_fashion": {"test_interval": 100, "display": 20, "dense_bucket_mb": 0.2},
+    "resnet20_fashion": {"test_interval": 250, "display": 25, "dense_bucket_mb": 0.14},
 }
 # The methods, as edits of the shipped IWP solver's sync_param ("name: value" sets for
 # make_solver.py --sync-set; "name:" removes a field).
@@ -98,6 +100,8 @@ def run_dir(net, cell, quick):
 
 def sync_edits(net, method, quick):
     edits = list(METHODS[method])
+    if method.startswith("DENSE"):
+        edits.append("bucket_size_mb: %g" % NETS[net]["dense_bucket_mb"])
     if quick:
         # The shipped warm-up and ramp would fill the whole quick run.
         edits += ["warmup_iter: %d" % QUICK["warmup"], "density_schedule:"]

@@ -200,6 +200,77 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(SyncParameter::RANDOMK, string("value_encoding: INT8 warmup_iter: 3")),
                       std::make_tuple(SyncParameter::SCALECOM, string("value_encoding: INT8 momentum_correction: true"))));
 
+// An overlapped step (BeginBackward, then each bucket as backward reports its layer,
+// then Exchange) applies what the whole-step path applies: bit for bit on 2 ranks in
+// FP32 (a sum of two numbers has one order), to float rounding on more ranks (the
+// ring adds a bucket's elements in another order than the whole step's), and with
+// FP16 or INT8 values, whose roundings depend on where an element falls in the ring,
+// it conserves every coordinate. It really ran in buckets (the wait after backward is
+// timed) on the same ranks in the same order.
+TEST(IwpBucketsTest, OverlappedStepsApplyWhatWholeStepsApplyAndConserve) {
+  const int n = g_comm->size();
+  for (const string extra : {"leader: EVERY_RANK stochastic_fraction: 0.1 max_relative_step: 0.5",
+                             "leader: PER_LAYER warmup_iter: 3 density_schedule: 0.5 density_schedule_iter: 3",
+                             "leader: EVERY_RANK value_encoding: FP16 stochastic_fraction: 0.1",
+                             "leader: EVERY_RANK value_encoding: INT8 max_relative_step: 0.5"}) {
+    SCOPED_TRACE(extra);
+    const SyncParameter sync = MakeSync(SyncParameter::IWP, extra);
+    const bool encoded = sync.value_encoding() != SyncParameter::FP32;
+    auto overlapped = CreateGradientExchange(sync, g_comm);
+    auto whole = CreateGradientExchange(sync, g_comm);
+    // FakeParams' blobs finish in three layers: 5000 first, then 3000, then 40 and 700.
+    overlapped->set_param_ready_layers({2, 1, 0, 0});
+    whole->set_param_ready_layers({2, 1, 0, 0});
+    FakeParams a, b;
+    auto* residual = dynamic_cast<ResidualExchange*>(overlapped.get());
+    vector<vector<double>> applied(a.ptrs.size()), local(a.ptrs.size());
+    for (size_t k = 0; k < a.ptrs.size(); ++k) {
+      applied[k].assign(a.ptrs[k]->count(), 0);
+      local[k].assign(a.ptrs[k]->count(), 0);
+    }
+    for (int t = 0; t < 20; ++t) {
+      a.SetGradients(g_comm->rank(), t);
+      b.SetGradients(g_comm->rank(), t);
+      for (size_t k = 0; k < a.ptrs.size(); ++k) {
+        for (int64_t i = 0; i < a.ptrs[k]->count(); ++i) local[k][i] += a.ptrs[k]->cpu_diff()[i];
+      }
+      overlapped->BeginBackward(t, a.ptrs);
+      for (int layer : {2, 1, 0}) overlapped->OnLayerBackward(layer);
+      overlapped->set_step_rates(vector<float>(a.ptrs.size(), 1.f));
+      whole->set_step_rates(vector<float>(b.ptrs.size(), 1.f));
+      overlapped->Exchange(t, a.ptrs);
+      whole->Exchange(t, b.ptrs);
+      for (size_t k = 0; k < a.ptrs.size(); ++k) {
+        const float* da = a.ptrs[k]->cpu_diff();
+        const float* db = b.ptrs[k]->cpu_diff();
+        ASSERT_TRUE(SameOnAllRanks(da, a.ptrs[k]->count())) << "blob " << k << " step " << t;
+        for (int64_t i = 0; i < a.ptrs[k]->count(); ++i) {
+          applied[k][i] += da[i];
+          if (encoded) continue;
+          if (n == 2) {
+            ASSERT_EQ(da[i], db[i]) << "blob " << k << " step " << t << " element " << i;
+          } else {
+            ASSERT_NEAR(da[i], db[i], 1e-5f * (1 + std::fabs(db[i])))
+                << "blob " << k << " step " << t << " element " << i;
+          }
+        }
+      }
+    }
+    EXPECT_GT(overlapped->stats().total_seconds(ExchangeStats::WAIT), 0) << "no step ran in buckets";
+    EXPECT_EQ(whole->stats().total_seconds(ExchangeStats::WAIT), 0);
+    for (size_t k = 0; k < a.ptrs.size(); ++k) {
+      vector<double> resid(residual->residual(k).begin(), residual->residual(k).end());
+      const vector<double> total_local = SumOverRanks(local[k]);
+      const vector<double> total_resid = SumOverRanks(resid);
+      for (int64_t i = 0; i < a.ptrs[k]->count(); ++i) {
+        ASSERT_NEAR(n * applied[k][i] + total_resid[i], total_local[i],
+                    2e-3 * std::max(1.0, std::fabs(total_local[i])))
+            << "blob " << k << " coordinate " << i;
+      }
+    }
+  }
+}
+
 TEST(IwpExchangeTest, LeadersAgreeAndAreUniform) {
   auto exchange = CreateGradientExchange(MakeSync(SyncParameter::IWP), g_comm);
   FakeParams params;
@@ -1135,8 +1206,13 @@ TEST(DataParallelTest, BatchNormStatisticsAreLeftOutAndAveragedAtSnapshots) {
 void IwpTrainingResumesExactly(const string& extra);
 
 TEST(DataParallelTest, IwpTrainingKeepsRanksIdenticalAndResumesExactly) {
+  // The last two train without momentum correction, so their steps run in buckets
+  // during backward (IwpBucketsTest); the state saved between steps is the same.
   for (const string extra : {"", "leader: PER_LAYER score: MAGNITUDE", "leader: EVERY_RANK",
-                             "weight_floor: 1", "rescale_residuals: true"}) {
+                             "weight_floor: 1", "rescale_residuals: true",
+                             "leader: EVERY_RANK momentum_correction: false",
+                             "leader: PER_LAYER value_encoding: FP16 max_relative_step: 0.5 "
+                             "momentum_correction: false"}) {
     SCOPED_TRACE(extra);
     IwpTrainingResumesExactly(extra);
   }
@@ -1162,8 +1238,9 @@ void IwpTrainingResumesExactly(const string& extra) {
         "base_lr: 0.05 momentum: 0.9 " + policy + "max_iter: 10 display: 0 "
         "snapshot_after_train: false "
         "weight_decay: 0.01 "
-        "sync_param { method: IWP density: 0.1 min_layer_size: 50 warmup_iter: 2 "
-        "momentum_correction: true stochastic_fraction: 0.2 " + extra + " }");
+        "sync_param { method: IWP density: 0.1 min_layer_size: 50 warmup_iter: 2 " +
+        string(extra.find("momentum_correction") == string::npos ? "momentum_correction: true " : "") +
+        "stochastic_fraction: 0.2 " + extra + " }");
     param.set_random_seed(seed);
     param.set_snapshot_prefix(prefix);
     *param.mutable_net_param() = ParseNet(R"(

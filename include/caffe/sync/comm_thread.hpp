@@ -28,8 +28,8 @@ namespace caffe {
 class CommThread {
  public:
   CommThread();
-  // Drains what is queued (errors are dropped: a destructor must not throw), then ends
-  // the thread.
+  // Drops what has not started (a step an error cut short), waits for what runs, then
+  // ends the thread.
   ~CommThread();
   CommThread(const CommThread&) = delete;
   CommThread& operator=(const CommThread&) = delete;

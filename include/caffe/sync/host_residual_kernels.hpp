@@ -26,6 +26,10 @@ class HostResidualKernels : public ResidualKernels {
   void Copy(const void* from, size_t bytes, void* to) const override;
 
   void ClipAndAccumulate(const vector<Blob*>& params, float clip, float momentum) override;
+  bool SupportsBuckets() const override { return true; }
+  bool ClipAndAccumulateBucket(const vector<Blob*>& params, const vector<size_t>& blobs, float clip,
+                               float momentum, bool first) override;
+  void CopySelected(size_t b, const ResidualSelection& selection, float* out) const override;
   void Scale(float factor) override;
   int NonFiniteBlob() const override { return nonfinite_blob_; }
 

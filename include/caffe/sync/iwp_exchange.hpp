@@ -44,8 +44,34 @@ class IwpExchange : public ResidualExchange {
   bool SupportsDeviceResiduals() const override { return true; }
   std::string SaveMethodState() const override;
   void RestoreMethodState(const std::string& state) override;
+  // A bucket at a time, where the budgets are known before backward (not PER_STEP).
+  bool OverlapsBuckets() const override;
+  void PlanSparseStep(int iter, const vector<Blob*>& params, float density) override;
+  void ChooseBucket(const SparseBucket& bucket, const vector<Blob*>& params) override;
+  void AgreeOnBucket(const SparseBucket& bucket, const vector<Blob*>& params) override;
+  void FinishSparseStep(const vector<Blob*>& params) override;
 
  private:
+  // One sparse step's plan (PlanSparseStep, before any selection) and what its stages
+  // leave for the next (per blob, so that buckets fill their own entries).
+  struct StepPlan {
+    vector<int> leader;             // the blob's leader, -1 for EVERY_RANK
+    vector<bool> mine;              // this rank chooses (part of) the blob
+    vector<vector<size_t>> led;     // per rank, the sparse blobs it chooses for
+    vector<size_t> sparse;          // the sparse blobs, in order
+    vector<vector<int32_t>> drawn;  // the stochastic update's draw
+    int64_t leader_budget = 0;      // the leaders' budget (PER_STEP's split)
+    vector<int64_t> shared_budgets; // per blob, this rank's budget (empty: PER_STEP)
+    vector<BlobIndexRecord> choices;  // this rank's records
+    vector<float> thresholds, vmrs;
+    vector<double> overlap;         // EVERY_RANK: union over picks
+    vector<int64_t> index_bytes;
+  };
+  // This rank's choice for the listed blobs it leads (into plan_.choices).
+  void ChooseFor(const vector<size_t>& blobs, const vector<Blob*>& params);
+  // The leaders' records of the listed blobs broadcast, and merged into their
+  // selections (step_selections()), thresholds, VMRs and overlaps.
+  void AgreeFor(const vector<size_t>& blobs, const vector<Blob*>& params);
   // The leader's work for the blobs it leads (`mine`): importance, its VMR, the
   // budget split of `budget` elements (or `shared_budgets`, per blob, when the split
   // was made on every rank), thresholds and index sets, passing over the `drawn`
@@ -72,6 +98,7 @@ class IwpExchange : public ResidualExchange {
   // by size). EVERY_RANK: each sparse blob's union size over the ranks' picks then.
   vector<double> last_vmr_;
   vector<double> last_overlap_;
+  StepPlan plan_;
 };
 
 }  // namespace caffe

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "caffe/sync/comm_thread.hpp"
 #include "caffe/sync/gradient_exchange.hpp"
 #include "caffe/sync/residual_kernels.hpp"
 
@@ -38,6 +39,12 @@ class ResidualExchange : public GradientExchange {
   using GradientExchange::GradientExchange;
 
   bool TakeOverMomentum(float momentum) override;
+  // Overlap: when the method can choose a bucket at a time (OverlapsBuckets), each
+  // bucket's accumulation and choice run as backward finishes its blobs, and its
+  // values travel on a CommThread while backward goes on; Exchange then waits for the
+  // rest and applies what arrived (docs/iwp.md, "Overlap with backward").
+  void BeginBackward(int iter, const vector<Blob*>& params) override;
+  void OnLayerBackward(int layer) override;
   void Exchange(int iter, const vector<Blob*>& params) final;
   // The density in force at `iter`: 1 during warm-up, then the schedule, then density.
   float DensityAt(int iter) const;
@@ -67,6 +74,27 @@ class ResidualExchange : public GradientExchange {
   // (and the ages, and the known importances when tracked). Returns the number of
   // values reduced. A non-finite reduced value throws, naming the blob.
   int64_t ReduceSelected(const vector<Blob*>& params, const vector<Selection>& selections);
+  // ReduceSelected's three stages, for the buckets of an overlapped step too: the
+  // values of one all-reduce (v gathered at some blobs' selections, in their order, and
+  // one more value, the count of ranks whose residual is not finite), summed in place;
+  // with a rate limit what this rank sent, with FP16 or INT8 values what the wire's
+  // roundings took off them.
+  struct ReducedValues {
+    float* values = nullptr;          // total + 1 values
+    int64_t total = 0;
+    const float* local = nullptr;     // total values, or null
+    const float* rounding = nullptr;  // total + 1 host values, or null (FP32)
+    float flag_scale = 1.f;           // what the non-finite count was scaled by
+  };
+  // Sums reduced->values over the ranks (encoded roundings into *rounding); returns how
+  // many summed values arrived as exactly 0 under an encoding.
+  int64_t AllReduceValues(ReducedValues* reduced, vector<float>* rounding);
+  // From the summed values of `blobs` (selections indexed by blob): the averaged diffs
+  // at the selections, 0 elsewhere; v, u, ages and known importances cleared there; the
+  // rate limit; the roundings back into v. Throws on every rank alike on a non-finite
+  // residual or sum.
+  void ApplyReduced(const vector<Blob*>& params, const vector<size_t>& blobs,
+                    const vector<Selection>& selections, const ReducedValues& reduced);
   // The density for the sparse blobs that makes the whole step, blobs sent whole
   // included, send `density` of all elements.
   float SparseDensity(const vector<Blob*>& params, float density) const;
@@ -101,6 +129,35 @@ class ResidualExchange : public GradientExchange {
     track_known_importance_ = true;
     known_per_step_ = per_step_waited;
   }
+
+  // ---- Buckets of an overlapped step (BeginBackward). The blobs, in the order backward
+  // finishes them, are cut into buckets at layer boundaries; each bucket's values are
+  // one all-reduce.
+  struct SparseBucket {
+    vector<size_t> blobs;
+    int ready_after_layer = 0;  // final once backward has passed this layer
+    // The step's: whether its v stayed finite, and its summed values.
+    bool finite = true;
+    vector<float> values, local, rounding;
+    ReducedValues reduced;
+    int64_t zero_arrivals = 0;
+    double agree_seconds = 0, gather_seconds = 0, allreduce_seconds = 0;
+  };
+  // Whether this method can choose one bucket at a time, the step's shared plan made
+  // before backward (the base: no).
+  virtual bool OverlapsBuckets() const { return false; }
+  // Before backward, on a sparse step: what the whole step's choice needs first.
+  virtual void PlanSparseStep(int iter, const vector<Blob*>& params, float density) {}
+  // On the main thread, once the bucket's blobs are accumulated: this rank's part of
+  // the choice.
+  virtual void ChooseBucket(const SparseBucket& bucket, const vector<Blob*>& params) {}
+  // On the CommThread: from every rank's part, the selections of the bucket's blobs,
+  // written to step_selections() at their blob indices.
+  virtual void AgreeOnBucket(const SparseBucket& bucket, const vector<Blob*>& params) {}
+  // After every bucket has been applied: the method's record of the sparse step.
+  virtual void FinishSparseStep(const vector<Blob*>& params) {}
+  // The current step's selections, one per blob (written by AgreeOnBucket).
+  vector<Selection>& step_selections() { return step_selections_; }
 
   // A method's own state for exact resume, saved after the residuals (empty: none).
   virtual std::string SaveMethodState() const { return {}; }
@@ -164,7 +221,27 @@ class ResidualExchange : public GradientExchange {
   // Adds what the device communicator sent since `before` to comm_'s counters.
   void RecordDeviceBytes(const char* op, int64_t before);
 
+  // The overlapped step's stages: bucket i's accumulation and choice (main thread),
+  // then its agreement, gather and all-reduce (CommThread); after backward, the wait
+  // and every bucket's values applied.
+  void PlanBuckets(const vector<Blob*>& params);
+  void StartBucket(size_t i);
+  void ReduceBucket(SparseBucket* bucket);
+  void FinishOverlappedStep(int iter, const vector<Blob*>& params);
+  // Whether this step can overlap: settings, kernels, ranks.
+  bool CanOverlapStep(float density) const;
+  // The ages CSV and the step's accounting, the end of every Exchange.
+  void EndStepAccounting(int iter, const vector<Blob*>& params, int64_t sent, int64_t bytes,
+                         float density);
+
   std::unique_ptr<ResidualKernels> kernels_;
+  vector<SparseBucket> buckets_;
+  vector<Selection> step_selections_;
+  vector<Blob*> step_params_;
+  bool overlapped_ = false;
+  float step_density_ = 1.f;
+  size_t buckets_started_ = 0;
+  int64_t step_bytes_before_ = 0;
   // A state RestoreState read, handed to the kernels at the next step.
   std::optional<ResidualState> restored_;
   vector<bool> dense_blob_;
@@ -184,6 +261,8 @@ class ResidualExchange : public GradientExchange {
   // and the device copy of a message for a broadcast with one.
   vector<float> host_values_;
   std::unique_ptr<KernelBuffer> message_staging_;
+  // Last, so that it is destroyed first: queued buckets use the members above.
+  std::unique_ptr<CommThread> background_;
 };
 
 }  // namespace caffe

@@ -93,6 +93,19 @@ class ResidualKernels {
   // the gradient g (the diff) exceeds clip, g is scaled to norm clip in place; then
   // v += g, or where u is kept u = momentum u + g, v += u.
   virtual void ClipAndAccumulate(const vector<Blob*>& params, float clip, float momentum) = 0;
+  // Whether the kernels can work one bucket of blobs at a time, from a thread of their
+  // own for the bucket's values (ResidualExchange's buckets): the host kernels can.
+  virtual bool SupportsBuckets() const { return false; }
+  // ClipAndAccumulate for params[b], b in `blobs` only (a bucket backward has just
+  // finished); a non-finite v there is reported by NonFiniteBlob as the whole step's
+  // would be, and `first` starts the step's report afresh. Returns whether these v are
+  // all finite.
+  virtual bool ClipAndAccumulateBucket(const vector<Blob*>& params, const vector<size_t>& blobs,
+                                       float clip, float momentum, bool first);
+  // Copies blob b's v at `selection` (all of it when selection.all) to host memory
+  // `out`; safe beside work on other blobs (the bucket's values, gathered on the comm
+  // thread while backward goes on).
+  virtual void CopySelected(size_t b, const ResidualSelection& selection, float* out) const;
   // v (and u where kept) of every blob times `factor` (SyncParameter.rescale_residuals).
   virtual void Scale(float factor) = 0;
   // The first blob whose v the last ClipAndAccumulate left not finite, or -1. The device

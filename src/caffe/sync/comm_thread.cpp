@@ -11,9 +11,12 @@ CommThread::CommThread() : thread_([this] { Loop(); }) {}
 
 CommThread::~CommThread() {
   {
+    // Work still queued here belongs to a step an error cut short: it would only wait
+    // for messages that may never come. What is running is waited for.
     std::unique_lock<std::mutex> lock(mutex_);
     owner_waiting_ = true;
-    work_done_.wait(lock, [this] { return queue_.empty() && !busy_; });
+    queue_.clear();
+    work_done_.wait(lock, [this] { return !busy_; });
     stopping_ = true;
   }
   work_ready_.notify_one();

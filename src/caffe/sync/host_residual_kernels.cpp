@@ -55,8 +55,17 @@ void HostResidualKernels::Scale(float factor) {
 
 void HostResidualKernels::ClipAndAccumulate(const vector<Blob*>& params, float clip,
                                             float momentum) {
-  nonfinite_blob_ = -1;
-  for (size_t b = 0; b < params.size(); ++b) {
+  vector<size_t> all(params.size());
+  for (size_t b = 0; b < all.size(); ++b) all[b] = b;
+  ClipAndAccumulateBucket(params, all, clip, momentum, /*first=*/true);
+}
+
+bool HostResidualKernels::ClipAndAccumulateBucket(const vector<Blob*>& params,
+                                                  const vector<size_t>& blobs, float clip,
+                                                  float momentum, bool first) {
+  if (first) nonfinite_blob_ = -1;
+  bool all_finite = true;
+  for (size_t b : blobs) {
     Blob* p = params[b];
     const int64_t n = p->count();
     float* g = p->mutable_cpu_diff();
@@ -86,8 +95,23 @@ void HostResidualKernels::ClipAndAccumulate(const vector<Blob*>& params, float c
         if (!AccumulateChecked(g + begin, end - begin, v + begin)) finite = false;
       });
     }
-    if (!finite && nonfinite_blob_ < 0) nonfinite_blob_ = static_cast<int>(b);
+    if (!finite) {
+      all_finite = false;
+      if (nonfinite_blob_ < 0) nonfinite_blob_ = static_cast<int>(b);
+    }
   }
+  return all_finite;
+}
+
+void HostResidualKernels::CopySelected(size_t b, const ResidualSelection& selection,
+                                       float* out) const {
+  const float* v = state_.residual[b].data();
+  if (selection.all) {
+    std::memcpy(out, v, sizeof(float) * state_.residual[b].size());
+    return;
+  }
+  const int32_t* index = selection.indices.data();
+  for (size_t j = 0; j < selection.indices.size(); ++j) out[j] = v[index[j]];
 }
 
 float* HostResidualKernels::GatherSelected(const vector<ResidualSelection>& selections,

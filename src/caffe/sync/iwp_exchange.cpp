@@ -268,101 +268,124 @@ vector<vector<BlobIndexRecord>> IwpExchange::BroadcastChoices(
   return records;
 }
 
-int64_t IwpExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float density) {
+void IwpExchange::PlanSparseStep(int iter, const vector<Blob*>& params, float density) {
   const size_t m = params.size();
   const int n_ranks = comm_->size();
   const int me = comm_->rank();
   const SyncParameter::Leader mode = param_.leader();
   const bool every_rank = mode == SyncParameter::EVERY_RANK;
   const bool fixed = param_.method() == SyncParameter::FIXED_THRESHOLD;
+  StepPlan& plan = plan_;
+  plan = StepPlan();
 
   // 6. Leaders, from the shared seed: no message needed to agree on them.
-  vector<int> leader(m, -1);
-  vector<bool> mine(m, false);
-  vector<vector<size_t>> led(n_ranks);
-  vector<size_t> sparse;
+  plan.leader.assign(m, -1);
+  plan.mine.assign(m, false);
+  plan.led.assign(n_ranks, {});
   vector<int64_t> sparse_sizes;
   int64_t sparse_total = 0;
   for (size_t b = 0; b < m; ++b) {
     if (IsDenseBlob(b)) continue;
-    sparse.push_back(b);
+    plan.sparse.push_back(b);
     sparse_sizes.push_back(params[b]->count());
     sparse_total += params[b]->count();
     if (every_rank) {
-      mine[b] = true;
-      for (int r = 0; r < n_ranks; ++r) led[r].push_back(b);
+      plan.mine[b] = true;
+      for (int r = 0; r < n_ranks; ++r) plan.led[r].push_back(b);
       continue;
     }
     const bool per_layer = mode == SyncParameter::PER_LAYER;
-    leader[b] = LeaderFor(param_.seed(), iter, per_layer ? static_cast<int64_t>(b) : -1, n_ranks);
-    mine[b] = leader[b] == me;
-    led[leader[b]].push_back(b);
+    plan.leader[b] = LeaderFor(param_.seed(), iter, per_layer ? static_cast<int64_t>(b) : -1, n_ranks);
+    plan.mine[b] = plan.leader[b] == me;
+    plan.led[plan.leader[b]].push_back(b);
   }
   const int64_t budget = std::max<int64_t>(1, std::llround(static_cast<double>(density) * sparse_total));
 
   // 10. The stochastic update's draw, on every rank alike: part of the budget for
   // coordinates that have waited long or mattered when last sent.
-  auto start = std::chrono::steady_clock::now();
-  vector<vector<int32_t>> drawn(m);
+  plan.drawn.assign(m, {});
   int64_t drawn_total = 0;
   if (!fixed && param_.stochastic_fraction() > 0) {
-    for (size_t b : sparse) {
-      drawn[b] = StochasticDraw(b, param_.stochastic_fraction() * density * params[b]->count());
-      drawn_total += static_cast<int64_t>(drawn[b].size());
+    for (size_t b : plan.sparse) {
+      plan.drawn[b] = StochasticDraw(b, param_.stochastic_fraction() * density * params[b]->count());
+      drawn_total += static_cast<int64_t>(plan.drawn[b].size());
     }
   }
-  const int64_t leader_budget = std::max<int64_t>(0, budget - drawn_total);
+  plan.leader_budget = std::max<int64_t>(0, budget - drawn_total);
 
   // PER_LAYER and EVERY_RANK: every rank splits the budget alike, by the VMRs the
   // last step's messages carried, so that a leader needs only its own blobs'
   // importances (PER_LAYER) or every rank knows each one's share (EVERY_RANK).
-  vector<int64_t> shared_budgets;
   if (mode != SyncParameter::PER_STEP && !fixed && param_.layer_wise()) {
-    vector<double> vmrs(sparse.size(), 1.0);
+    vector<double> vmrs(plan.sparse.size(), 1.0);
     if (last_vmr_.size() == vmrs.size()) vmrs = last_vmr_;
-    const vector<int64_t> split = SplitBudget(sparse_sizes, vmrs, leader_budget, param_.vmr_exponent());
-    shared_budgets.assign(m, 0);
-    for (size_t j = 0; j < sparse.size(); ++j) {
-      const size_t b = sparse[j];
+    const vector<int64_t> split = SplitBudget(sparse_sizes, vmrs, plan.leader_budget, param_.vmr_exponent());
+    plan.shared_budgets.assign(m, 0);
+    for (size_t j = 0; j < plan.sparse.size(); ++j) {
+      const size_t b = plan.sparse[j];
       if (!every_rank) {
-        shared_budgets[b] = split[j];
+        plan.shared_budgets[b] = split[j];
         continue;
       }
       // This rank's share of what the ranks pick together: enough that the union,
       // at the last step's overlap, fills the blob's budget.
-      const double overlap = last_overlap_.size() == sparse.size() ? last_overlap_[j] : 1.0;
-      const int64_t room = params[b]->count() - static_cast<int64_t>(drawn[b].size());
+      const double overlap = last_overlap_.size() == plan.sparse.size() ? last_overlap_[j] : 1.0;
+      const int64_t room = params[b]->count() - static_cast<int64_t>(plan.drawn[b].size());
       const int64_t picks = std::min<int64_t>(room, std::llround(split[j] / std::max(overlap, 1.0 / n_ranks)));
       // The remainder goes to a different rank each step.
       const int turn = static_cast<int>(((me - iter) % n_ranks + n_ranks) % n_ranks);
-      shared_budgets[b] = picks / n_ranks + (turn < picks % n_ranks ? 1 : 0);
+      plan.shared_budgets[b] = picks / n_ranks + (turn < picks % n_ranks ? 1 : 0);
     }
   }
+  plan.choices.assign(m, BlobIndexRecord());
+  plan.thresholds.assign(m, 0.f);
+  plan.vmrs.assign(m, 0.f);
+  plan.overlap.assign(m, 1.0);
+  plan.index_bytes.assign(m, 0);
+  step_selections().assign(m, Selection());
+  for (size_t b = 0; b < m; ++b) step_selections()[b].all = IsDenseBlob(b);
+}
 
-  // 4-5. The leader's selection.
-  vector<BlobIndexRecord> choices(m);
-  if (std::find(mine.begin(), mine.end(), true) != mine.end()) {
-    ChooseIndices(iter, params, leader_budget, shared_budgets, mine, drawn, &choices);
+void IwpExchange::ChooseFor(const vector<size_t>& blobs, const vector<Blob*>& params) {
+  // 4-5. The leader's selection, of the blobs of this list it leads.
+  vector<bool> mine(params.size(), false);
+  bool any = false;
+  for (size_t b : blobs) {
+    mine[b] = plan_.mine[b];
+    any |= mine[b];
   }
-  stats_.AddTime(ExchangeStats::SELECT, SecondsSince(start));
+  if (any) {
+    ChooseIndices(current_iter(), params, plan_.leader_budget, plan_.shared_budgets, mine,
+                  plan_.drawn, &plan_.choices);
+  }
+}
 
-  // 7. Index broadcast (over NCCL in GPU mode when NCCL carries the values).
-  start = std::chrono::steady_clock::now();
+void IwpExchange::AgreeFor(const vector<size_t>& blobs, const vector<Blob*>& params) {
+  const int n_ranks = comm_->size();
+  const bool every_rank = param_.leader() == SyncParameter::EVERY_RANK;
+  // 7. Index broadcast (over NCCL in GPU mode when NCCL carries the values): each
+  // leader's records of the listed blobs it leads.
+  vector<vector<size_t>> led(n_ranks);
+  vector<bool> listed(params.size(), false);
+  for (size_t b : blobs) listed[b] = true;
+  for (int r = 0; r < n_ranks; ++r) {
+    for (size_t b : plan_.led[r]) {
+      if (listed[b]) led[r].push_back(b);
+    }
+  }
   vector<int64_t> index_bytes;
-  const vector<vector<BlobIndexRecord>> records = BroadcastChoices(iter, params, led, choices, &index_bytes);
-  stats_.AddTime(ExchangeStats::BROADCAST, SecondsSince(start));
+  const vector<vector<BlobIndexRecord>> records =
+      BroadcastChoices(current_iter(), params, led, plan_.choices, &index_bytes);
 
   // The leaders' choices and the draw are disjoint (the draw was suppressed); their
   // union travels.
-  start = std::chrono::steady_clock::now();
-  vector<Selection> selections(m);
-  vector<float> thresholds(m, 0.f), vmrs(m, 0.f);
-  vector<double> overlap;
-  for (size_t b = 0; b < m; ++b) {
+  vector<Selection>& selections = step_selections();
+  for (size_t b : blobs) {
     if (IsDenseBlob(b)) {
       selections[b].all = true;
       continue;
     }
+    plan_.index_bytes[b] = index_bytes[b];
     vector<int32_t> chosen;
     if (every_rank) {
       int64_t picked = 0;
@@ -371,49 +394,86 @@ int64_t IwpExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float
         const BlobIndexRecord& record = records[r][b];
         picked += static_cast<int64_t>(record.indices.size());
         vmr += record.vmr;
-        thresholds[b] = r == 0 ? record.threshold : std::min(thresholds[b], record.threshold);
+        plan_.thresholds[b] = r == 0 ? record.threshold : std::min(plan_.thresholds[b], record.threshold);
         vector<int32_t> merged;
         merged.reserve(chosen.size() + record.indices.size());
         std::set_union(chosen.begin(), chosen.end(), record.indices.begin(), record.indices.end(),
                        std::back_inserter(merged));
         chosen.swap(merged);
       }
-      vmrs[b] = static_cast<float>(vmr / n_ranks);
-      overlap.push_back(picked > 0 ? static_cast<double>(chosen.size()) / picked : 1.0);
+      plan_.vmrs[b] = static_cast<float>(vmr / n_ranks);
+      plan_.overlap[b] = picked > 0 ? static_cast<double>(chosen.size()) / picked : 1.0;
     } else {
-      const BlobIndexRecord& record = records[leader[b]][b];
+      const BlobIndexRecord& record = records[plan_.leader[b]][b];
       chosen = record.indices;
-      thresholds[b] = record.threshold;
-      vmrs[b] = record.vmr;
+      plan_.thresholds[b] = record.threshold;
+      plan_.vmrs[b] = record.vmr;
     }
-    if (drawn[b].empty()) {
+    const vector<int32_t>& drawn = plan_.drawn[b];
+    selections[b].all = false;
+    if (drawn.empty()) {
       selections[b].indices.swap(chosen);
     } else {
-      selections[b].indices.reserve(chosen.size() + drawn[b].size());
-      std::merge(chosen.begin(), chosen.end(), drawn[b].begin(), drawn[b].end(),
+      selections[b].indices.clear();
+      selections[b].indices.reserve(chosen.size() + drawn.size());
+      std::merge(chosen.begin(), chosen.end(), drawn.begin(), drawn.end(),
                  std::back_inserter(selections[b].indices));
     }
   }
-  if (mode != SyncParameter::PER_STEP) {
-    last_vmr_.clear();
-    for (size_t b : sparse) last_vmr_.push_back(vmrs[b]);
-  }
-  if (every_rank) last_overlap_ = overlap;
-  stats_.AddTime(ExchangeStats::SELECT, SecondsSince(start));
+}
 
-  // 8-9. One all-reduce of the gathered values, scatter, clear.
-  const int64_t sent = ReduceSelected(params, selections);
-  for (size_t b = 0; b < m; ++b) {
+void IwpExchange::FinishSparseStep(const vector<Blob*>& params) {
+  if (param_.leader() != SyncParameter::PER_STEP) {
+    last_vmr_.clear();
+    for (size_t b : plan_.sparse) last_vmr_.push_back(plan_.vmrs[b]);
+  }
+  if (param_.leader() == SyncParameter::EVERY_RANK) {
+    last_overlap_.clear();
+    for (size_t b : plan_.sparse) last_overlap_.push_back(plan_.overlap[b]);
+  }
+  const vector<Selection>& selections = step_selections();
+  for (size_t b = 0; b < params.size(); ++b) {
     BlobSelection s;
     s.name = b < param_names_.size() ? param_names_[b] : std::to_string(b);
     s.elements = params[b]->count();
     s.sent = selections[b].all ? s.elements : static_cast<int64_t>(selections[b].indices.size());
-    s.threshold = thresholds[b];
-    s.vmr = vmrs[b];
-    s.leader = leader[b];
-    s.index_bytes = index_bytes[b];
+    s.threshold = plan_.thresholds[b];
+    s.vmr = plan_.vmrs[b];
+    s.leader = plan_.leader[b];
+    s.index_bytes = plan_.index_bytes[b];
     stats_.AddBlob(s);
   }
+}
+
+bool IwpExchange::OverlapsBuckets() const {
+  // A bucket's choice needs the step's budgets before backward: the split by the last
+  // step's VMRs, which one leader per step (PER_STEP) makes from fresh ones instead.
+  return param_.method() == SyncParameter::IWP && param_.leader() != SyncParameter::PER_STEP &&
+         param_.layer_wise() && param_.consensus_prior() == 0;
+}
+
+void IwpExchange::ChooseBucket(const SparseBucket& bucket, const vector<Blob*>& params) {
+  ChooseFor(bucket.blobs, params);
+}
+
+void IwpExchange::AgreeOnBucket(const SparseBucket& bucket, const vector<Blob*>& params) {
+  AgreeFor(bucket.blobs, params);
+}
+
+int64_t IwpExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float density) {
+  // The whole step at once: the same stages as a bucket's, over every blob.
+  auto start = std::chrono::steady_clock::now();
+  PlanSparseStep(iter, params, density);
+  vector<size_t> all(params.size());
+  for (size_t b = 0; b < all.size(); ++b) all[b] = b;
+  ChooseFor(all, params);
+  stats_.AddTime(ExchangeStats::SELECT, SecondsSince(start));
+  start = std::chrono::steady_clock::now();
+  AgreeFor(all, params);
+  stats_.AddTime(ExchangeStats::BROADCAST, SecondsSince(start));
+  // 8-9. One all-reduce of the gathered values, scatter, clear.
+  const int64_t sent = ReduceSelected(params, step_selections());
+  FinishSparseStep(params);
   return sent;
 }
 

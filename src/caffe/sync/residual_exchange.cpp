@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <sstream>
 
 #include "caffe/sync/host_residual_kernels.hpp"
@@ -228,6 +229,11 @@ void ResidualExchange::CheckResidualsFinite(float ranks_not_finite) const {
 }
 
 void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
+  if (overlapped_) {
+    CHECK_EQ(iter, current_iter_) << "sync: BeginBackward and Exchange of different steps";
+    FinishOverlappedStep(iter, params);
+    return;
+  }
   current_iter_ = iter;
   EnsureState(params);
   stats_.BeginStep(iter);
@@ -243,8 +249,6 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
   kernels_->ClipAndAccumulate(params, LocalClipNorm(), momentum_);
   stats_.AddTime(ExchangeStats::ACCUMULATE, SecondsSince(start));
 
-  int64_t total = 0;
-  for (Blob* p : params) total += p->count();
   const float density = DensityAt(iter);
   // The rate falls to half or less after this step: what waits goes now, at the rate
   // it was gathered under (flush_at_rate_drop); or training ends with this step, and
@@ -275,6 +279,13 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
     sent = ExchangeSparse(iter, params, SparseDensity(params, density));
     if (probe) RecordCapture(params);
   }
+  EndStepAccounting(iter, params, sent, BytesSentSoFar() - bytes_before - probe_bytes, density);
+}
+
+void ResidualExchange::EndStepAccounting(int iter, const vector<Blob*>& params, int64_t sent,
+                                         int64_t bytes, float density) {
+  int64_t total = 0;
+  for (Blob* p : params) total += p->count();
   if (TracksAges() && stats_.writes_csv() && stats_.last_step_blobs().size() == params.size()) {
     for (size_t b = 0; b < params.size(); ++b) {
       if (IsDenseBlob(b) || params[b]->count() == 0) continue;
@@ -286,8 +297,159 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
   }
   // The after-warm-up totals start once the density ramp has reached its end, as
   // DGC counts its exponential ramp as warm-up too.
-  stats_.EndStep(total, sent, BytesSentSoFar() - bytes_before - probe_bytes, DenseRingBytes(total),
-                 density, density < 1.f && density == param_.density());
+  stats_.EndStep(total, sent, bytes, DenseRingBytes(total), density,
+                 density < 1.f && density == param_.density());
+}
+
+bool ResidualExchange::CanOverlapStep(float density) const {
+  // The refuted options change v before the accumulation or flush it at chosen steps;
+  // momentum correction adds weight decay to the diffs after backward. They keep the
+  // whole-step path.
+  return comm_->size() > 1 && kernels_->SupportsBuckets() && !momentum_correction_ &&
+         !param_.rescale_residuals() && param_.residual_leak() == 0 &&
+         !param_.flush_at_rate_drop() && !param_.flush_at_end() && !param_.measure_capture() &&
+         (density >= 1.f || OverlapsBuckets());
+}
+
+void ResidualExchange::PlanBuckets(const vector<Blob*>& params) {
+  // Backward order: the highest ready layer first (blobs without one are final only
+  // after the whole backward). A bucket closes at a layer boundary once it holds an
+  // eighth of all elements: few enough collectives that their latency stays small, and
+  // enough buckets that the first ones leave backward much work to hide them behind.
+  const size_t m = params.size();
+  const bool known = param_ready_layers_.size() == m;
+  vector<size_t> order(m);
+  for (size_t b = 0; b < m; ++b) order[b] = b;
+  auto ready = [&](size_t b) { return known ? param_ready_layers_[b] : std::numeric_limits<int>::min(); };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ready(a) > ready(b); });
+  int64_t total = 0;
+  for (Blob* p : params) total += p->count();
+  const int64_t enough = std::max<int64_t>(1, total / 8);
+  buckets_.clear();
+  int64_t filled = 0;
+  for (size_t j = 0; j < m; ++j) {
+    const size_t b = order[j];
+    if (buckets_.empty() || (filled >= enough && ready(b) != buckets_.back().ready_after_layer)) {
+      buckets_.emplace_back();
+      filled = 0;
+    }
+    buckets_.back().blobs.push_back(b);
+    buckets_.back().ready_after_layer = ready(b);
+    filled += params[b]->count();
+  }
+}
+
+void ResidualExchange::BeginBackward(int iter, const vector<Blob*>& params) {
+  overlapped_ = false;
+  if (comm_->size() < 2) return;
+  current_iter_ = iter;
+  EnsureState(params);
+  const float density = DensityAt(iter);
+  if (!CanOverlapStep(density)) return;
+  if (buckets_.empty()) PlanBuckets(params);
+  if (!background_) background_ = std::make_unique<CommThread>();
+  stats_.BeginStep(iter);
+  step_bytes_before_ = BytesSentSoFar();
+  step_params_ = params;
+  step_density_ = density;
+  step_selections_.assign(params.size(), Selection());
+  for (Selection& s : step_selections_) s.all = true;  // a dense step; PlanSparseStep says more
+  if (density < 1.f) {
+    const auto start = std::chrono::steady_clock::now();
+    PlanSparseStep(iter, params, SparseDensity(params, density));
+    stats_.AddTime(ExchangeStats::SELECT, SecondsSince(start));
+  }
+  buckets_started_ = 0;
+  overlapped_ = true;
+}
+
+void ResidualExchange::OnLayerBackward(int layer) {
+  if (!overlapped_) return;
+  while (buckets_started_ < buckets_.size() && buckets_[buckets_started_].ready_after_layer >= layer) {
+    StartBucket(buckets_started_++);
+  }
+}
+
+void ResidualExchange::StartBucket(size_t i) {
+  SparseBucket& bucket = buckets_[i];
+  auto start = std::chrono::steady_clock::now();
+  bucket.finite = kernels_->ClipAndAccumulateBucket(step_params_, bucket.blobs, LocalClipNorm(),
+                                                    momentum_, /*first=*/i == 0);
+  stats_.AddTime(ExchangeStats::ACCUMULATE, SecondsSince(start));
+  if (step_density_ < 1.f) {
+    start = std::chrono::steady_clock::now();
+    ChooseBucket(bucket, step_params_);
+    stats_.AddTime(ExchangeStats::SELECT, SecondsSince(start));
+  }
+  // The bucket's blobs are final and accumulated: the main thread touches them no more
+  // this step, while the thread reads their v and moves their values.
+  background_->Post([this, &bucket] { ReduceBucket(&bucket); });
+}
+
+void ResidualExchange::ReduceBucket(SparseBucket* bucket) {
+  auto start = std::chrono::steady_clock::now();
+  if (step_density_ < 1.f) AgreeOnBucket(*bucket, step_params_);
+  bucket->agree_seconds = SecondsSince(start);
+  start = std::chrono::steady_clock::now();
+  int64_t total = 0;
+  for (size_t b : bucket->blobs) {
+    const Selection& s = step_selections_[b];
+    total += s.all ? step_params_[b]->count() : static_cast<int64_t>(s.indices.size());
+  }
+  bucket->values.resize(total + 1);
+  int64_t pos = 0;
+  for (size_t b : bucket->blobs) {
+    const Selection& s = step_selections_[b];
+    kernels_->CopySelected(b, s, bucket->values.data() + pos);
+    pos += s.all ? step_params_[b]->count() : static_cast<int64_t>(s.indices.size());
+  }
+  bucket->values[total] = bucket->finite ? 0.f : 1.f;
+  bucket->reduced = ReducedValues();
+  bucket->reduced.values = bucket->values.data();
+  bucket->reduced.total = total;
+  if (param_.max_relative_step() > 0) {
+    bucket->local.assign(bucket->values.begin(), bucket->values.begin() + total);
+    bucket->reduced.local = bucket->local.data();
+  }
+  bucket->gather_seconds = SecondsSince(start);
+  start = std::chrono::steady_clock::now();
+  bucket->zero_arrivals = AllReduceValues(&bucket->reduced, &bucket->rounding);
+  bucket->allreduce_seconds = SecondsSince(start);
+}
+
+void ResidualExchange::FinishOverlappedStep(int iter, const vector<Blob*>& params) {
+  CHECK(params == step_params_) << "sync: the parameters changed within a step";
+  // Buckets backward did not report (no observer, or blobs final only at the end).
+  while (buckets_started_ < buckets_.size()) StartBucket(buckets_started_++);
+  auto start = std::chrono::steady_clock::now();
+  background_->Drain();
+  stats_.AddTime(ExchangeStats::WAIT, SecondsSince(start));
+  int64_t sent = 0;
+  for (const SparseBucket& bucket : buckets_) {
+    stats_.AddTime(ExchangeStats::BROADCAST, bucket.agree_seconds);
+    stats_.AddTime(ExchangeStats::GATHER, bucket.gather_seconds);
+    stats_.AddTime(ExchangeStats::ALLREDUCE, bucket.allreduce_seconds);
+    stats_.AddZeroArrivals(bucket.zero_arrivals);
+    sent += bucket.reduced.total;
+  }
+  start = std::chrono::steady_clock::now();
+  for (const SparseBucket& bucket : buckets_) {
+    ApplyReduced(params, bucket.blobs, step_selections_, bucket.reduced);
+  }
+  stats_.AddTime(ExchangeStats::SCATTER, SecondsSince(start));
+  if (step_density_ < 1.f) {
+    FinishSparseStep(params);
+  } else {
+    for (size_t b = 0; b < params.size(); ++b) {
+      stats_.AddBlob({b < param_names_.size() ? param_names_[b] : std::to_string(b),
+                      params[b]->count(), params[b]->count(), 0.f, 0.f, -1, 0});
+    }
+  }
+  overlapped_ = false;
+  rate_change_ = 1.f;
+  next_rate_change_ = 1.f;
+  last_step_ = false;
+  EndStepAccounting(iter, params, sent, BytesSentSoFar() - step_bytes_before_, step_density_);
 }
 
 int64_t ResidualExchange::SumResidualsForProbe(const vector<Blob*>& params) {
@@ -452,56 +614,80 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
                                          const vector<Selection>& selections) {
   ResidualKernels& kernels = *kernels_;
   auto start = std::chrono::steady_clock::now();
-  int64_t total = 0;
+  ReducedValues reduced;
   for (size_t b = 0; b < params.size(); ++b) {
-    total += selections[b].all ? params[b]->count()
-                               : static_cast<int64_t>(selections[b].indices.size());
+    reduced.total += selections[b].all ? params[b]->count()
+                                       : static_cast<int64_t>(selections[b].indices.size());
   }
   // The rate limit splits a cut value back by what each rank sent: keep a copy.
   const bool limit = param_.max_relative_step() > 0 && step_rates_.size() == params.size();
   // One more value after the gradients: how many ranks hold a non-finite residual.
-  float* values = kernels.GatherSelected(selections, limit);
+  reduced.values = kernels.GatherSelected(selections, limit);
+  reduced.local = limit ? kernels.LocalValues() : nullptr;
   stats_.AddTime(ExchangeStats::GATHER, PhaseSecondsSince(start));
 
   start = std::chrono::steady_clock::now();
+  stats_.AddZeroArrivals(AllReduceValues(&reduced, &rounding_));
+  stats_.AddTime(ExchangeStats::ALLREDUCE, PhaseSecondsSince(start));
+
+  start = std::chrono::steady_clock::now();
+  vector<size_t> blobs(params.size());
+  for (size_t b = 0; b < blobs.size(); ++b) blobs[b] = b;
+  ApplyReduced(params, blobs, selections, reduced);
+  stats_.AddTime(ExchangeStats::SCATTER, PhaseSecondsSince(start));
+  return reduced.total;
+}
+
+int64_t ResidualExchange::AllReduceValues(ReducedValues* reduced, vector<float>* rounding) {
+  const int64_t total = reduced->total;
+  float* values = reduced->values;
   // FP16 and INT8: what the wire's roundings take off this rank's values goes back
-  // into its residuals below (the kernels are the host ones then).
+  // into its residuals (ApplyReduced; the kernels are the host ones then).
   const bool encoded = param_.value_encoding() != SyncParameter::FP32 && comm_->size() > 1;
   // In an INT8 block the non-finite count shares its scale with the values before it:
   // scaled up, it sets that scale and arrives whole (its neighbours then round to zero
   // and wait, on a step that ends the job anyway).
   const bool int8 = encoded && param_.value_encoding() == SyncParameter::INT8;
-  const float flag_scale = int8 ? 16777216.f : 1.f;
-  if (encoded) {
-    rounding_.assign(total + 1, 0.f);
-    values[total] *= flag_scale;
-    if (int8) {
-      comm_->AllReduceSumInt8(values, total + 1, rounding_.data());
-    } else {
-      comm_->AllReduceSumHalf(values, total + 1, rounding_.data());
-    }
-  } else {
+  reduced->flag_scale = int8 ? 16777216.f : 1.f;
+  reduced->rounding = nullptr;
+  if (!encoded) {
     AllReduceSum(values, total + 1);
+    return 0;
   }
-  stats_.AddTime(ExchangeStats::ALLREDUCE, PhaseSecondsSince(start));
-  if (encoded) stats_.AddZeroArrivals(std::count(values, values + total, 0.f));
+  rounding->assign(total + 1, 0.f);
+  values[total] *= reduced->flag_scale;
+  if (int8) {
+    comm_->AllReduceSumInt8(values, total + 1, rounding->data());
+  } else {
+    comm_->AllReduceSumHalf(values, total + 1, rounding->data());
+  }
+  reduced->rounding = rounding->data();
+  return std::count(values, values + total, 0.f);
+}
+
+void ResidualExchange::ApplyReduced(const vector<Blob*>& params, const vector<size_t>& blobs,
+                                    const vector<Selection>& selections,
+                                    const ReducedValues& reduced) {
+  ResidualKernels& kernels = *kernels_;
+  const int64_t total = reduced.total;
+  const float* values = reduced.values;
   float ranks_not_finite = 0;
   kernels.CopyToHost(values + total, sizeof(float), &ranks_not_finite);
-  ranks_not_finite = std::round(ranks_not_finite / flag_scale);
+  ranks_not_finite = std::round(ranks_not_finite / reduced.flag_scale);
   CheckResidualsFinite(ranks_not_finite);
 
-  start = std::chrono::steady_clock::now();
+  auto count_of = [&](size_t b) {
+    return selections[b].all ? params[b]->count() : static_cast<int64_t>(selections[b].indices.size());
+  };
   // One test of all the summed values, and only on failure a search for the culprit,
   // blob by blob. The values are the same on every rank, so every rank stops alike.
   if (!kernels.AllFinite(values, total)) {
     vector<float> host(total);
     kernels.CopyToHost(values, total * sizeof(float), host.data());
     int64_t pos = 0;
-    for (size_t b = 0; b < params.size(); ++b) {
-      const int64_t count = selections[b].all ? params[b]->count()
-                                              : static_cast<int64_t>(selections[b].indices.size());
-      CheckFinite(b, host.data() + pos, count);
-      pos += count;
+    for (size_t b : blobs) {
+      CheckFinite(b, host.data() + pos, count_of(b));
+      pos += count_of(b);
     }
   }
   const float inv = 1.f / comm_->size();
@@ -515,14 +701,15 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
   // The rate limit hands a cut value back in proportion to what each rank sent. With
   // FP16 or INT8 that is what travelled of it (its value less its roundings, which go back
   // whole): then the ranks' shares add up to the cut exactly.
-  const float* sent_values = limit ? kernels.LocalValues() : nullptr;
-  if (limit && encoded) {
+  const bool limit = reduced.local != nullptr && step_rates_.size() == params.size();
+  const float* sent_values = limit ? reduced.local : nullptr;
+  if (limit && reduced.rounding) {
     travelled_.resize(total);
-    for (int64_t i = 0; i < total; ++i) travelled_[i] = sent_values[i] - rounding_[i];
+    for (int64_t i = 0; i < total; ++i) travelled_[i] = sent_values[i] - reduced.rounding[i];
     sent_values = travelled_.data();
   }
   int64_t pos = 0;
-  for (size_t b = 0; b < params.size(); ++b) {
+  for (size_t b : blobs) {
     Blob* p = params[b];
     const Selection& selection = selections[b];
     kernels.ScatterSelected(b, selection, p, values + pos, inv);
@@ -535,14 +722,12 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
     }
     kernels.ClearSelected(b, selection, current_iter_);
     if (limit && !selection.all) LimitStep(b, selection, p, sent_values + pos);
-    if (encoded) kernels.AddSelected(b, selection, rounding_.data() + pos);
+    if (reduced.rounding) kernels.AddSelected(b, selection, reduced.rounding + pos);
     if (kernels.tracks_known_importance() && !known_per_step_) {
       kernels.RecordKnownImportance(b, selection, *p, param_.epsilon(), divide(b), false, 0);
     }
-    pos += selection.all ? p->count() : static_cast<int64_t>(selection.indices.size());
+    pos += count_of(b);
   }
-  stats_.AddTime(ExchangeStats::SCATTER, PhaseSecondsSince(start));
-  return total;
 }
 
 double ResidualExchange::StepRate(size_t b) const {

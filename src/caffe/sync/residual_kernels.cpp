@@ -4,6 +4,16 @@
 
 namespace caffe {
 
+bool ResidualKernels::ClipAndAccumulateBucket(const vector<Blob*>&, const vector<size_t>&, float,
+                                              float, bool) {
+  LOG(FATAL) << "these residual kernels work on every blob at once (SupportsBuckets is false)";
+  return false;
+}
+
+void ResidualKernels::CopySelected(size_t, const ResidualSelection&, float*) const {
+  LOG(FATAL) << "these residual kernels work on every blob at once (SupportsBuckets is false)";
+}
+
 void ResidualKernels::Load(ResidualState state) {
   const size_t m = state.residual.size();
   CHECK_EQ(state.velocity.size(), m) << "residual state: velocities of another net";
