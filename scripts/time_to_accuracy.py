@@ -33,8 +33,6 @@ are unchanged is not run again. The machine must be quiet (step times).
 
 import argparse
 import csv
-import importlib.machinery
-import importlib.util
 import json
 import math
 import os
@@ -52,16 +50,8 @@ CLUSTER = os.path.join(REPO, "scripts", "emulated_cluster.sh")
 MAKE_SOLVER = os.path.join(REPO, "scripts", "make_solver.py")
 
 
-def _load_parse_log():
-    path = os.path.join(REPO, "tools", "parse_log")
-    loader = importlib.machinery.SourceFileLoader("parse_log", path)
-    spec = importlib.util.spec_from_loader("parse_log", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-parse_log = _load_parse_log()
+# The log parser (tools/parse_log), as the other reports load it.
+from repro_report import parse_log  # noqa: E402  (scripts/ is this file's folder)
 
 # Per net: where its solver is, how often to test (a test pass of the 10k images takes
 # ~1 s on LeNet and ~10 s on ResNet-20 here, and is not training time), how often to log.

@@ -106,15 +106,24 @@ TEST(HostPassesTest, AtLeastFindsExactlyTheElementsAtOrAboveTheThreshold) {
   }
 }
 
+// A blob's last-sent iterations, from `newest` down to `spread` - 1 before it, and
+// known importances in [0, 1000 x scale).
+void RandomHistory(int64_t n, int32_t newest, int32_t spread, float scale, uint32_t seed,
+                   vector<int32_t>* last, vector<float>* known) {
+  std::mt19937 rng(seed);
+  last->resize(n);
+  known->resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    (*last)[i] = newest - static_cast<int32_t>(rng() % spread);
+    (*known)[i] = (rng() % 1000) * scale;
+  }
+}
+
 TEST(HostPassesTest, AgeSumsMatchTheirDefinition) {
   for (int64_t n : kSizes) {
-    std::mt19937 rng(7);
-    vector<int32_t> last(n);
-    vector<float> known(n);
-    for (int64_t i = 0; i < n; ++i) {
-      last[i] = 900 - static_cast<int32_t>(rng() % 400);
-      known[i] = (rng() % 1000) * 1e-4f;
-    }
+    vector<int32_t> last;
+    vector<float> known;
+    RandomHistory(n, 900, 400, 1e-4f, 7, &last, &known);
     double k = 0, a = 0, ak = 0, rk = 0, ra = 0, rak = 0;
     AgeSums(last.data(), known.data(), n, 901, &k, &a, &ak);
     for (int64_t i = 0; i < n; ++i) {
@@ -136,13 +145,9 @@ TEST(HostPassesTest, AgeSumsMatchTheirDefinition) {
 // device kernel evaluates DrawKeeps too), and about as many as expected.
 TEST(HostPassesTest, StochasticDrawIsDrawKeepsCoordinateByCoordinate) {
   for (int64_t n : kSizes) {
-    std::mt19937 rng(8);
-    vector<int32_t> last(n);
-    vector<float> known(n);
-    for (int64_t i = 0; i < n; ++i) {
-      last[i] = 500 - static_cast<int32_t>(rng() % 300);
-      known[i] = (rng() % 1000) * 1e-5f;
-    }
+    vector<int32_t> last;
+    vector<float> known;
+    RandomHistory(n, 500, 300, 1e-5f, 8, &last, &known);
     if (n > 5) last[5] = -200000000;  // waited so long that p >= 1: kept for sure
     for (bool by_age : {false, true}) {
       const float mean = 0.004f, scale = 2e-5f;
