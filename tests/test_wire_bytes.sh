@@ -44,6 +44,9 @@ write_solvers() {
   else
     python3 scripts/make_solver.py "$BASE" "$WORK/$method.prototxt" max_iter=35 "${COMMON[@]}" --sync "$sync"
   fi
+  # -stage reaches the train net only (as in Caffe); the test net, never run here, is
+  # still built, so it takes the synthetic stage too and needs no LMDB.
+  echo 'test_state { stage: "synthetic" }' >> "$WORK/$method.prototxt"
   sed 's/^max_iter: 35$/max_iter: 5/' "$WORK/$method.prototxt" > "$WORK/${method}_5.prototxt"
   grep -q '^max_iter: 5$' "$WORK/${method}_5.prototxt"
 }
