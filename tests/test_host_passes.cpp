@@ -163,8 +163,12 @@ TEST(HostPassesTest, StochasticDrawIsDrawKeepsCoordinateByCoordinate) {
         if (DrawKeeps(seed, static_cast<uint32_t>(i), weight, scale)) expected.push_back(static_cast<int32_t>(i));
       }
       EXPECT_EQ(got, expected) << "n " << n << (by_age ? " by age" : "");
-      if (n > 5) EXPECT_TRUE(std::binary_search(got.begin(), got.end(), 5)) << "p >= 1 is always kept";
-      if (n >= 100003) EXPECT_NEAR(static_cast<double>(got.size()), mean_count, 5 * std::sqrt(mean_count));
+      if (n > 5) {
+        EXPECT_TRUE(std::binary_search(got.begin(), got.end(), 5)) << "p >= 1 is always kept";
+      }
+      if (n >= 100003) {
+        EXPECT_NEAR(static_cast<double>(got.size()), mean_count, 5 * std::sqrt(mean_count));
+      }
     }
   }
 }

@@ -18,6 +18,7 @@
 #include "caffe/common.hpp"
 #include "caffe/net.hpp"
 #include "caffe/solver.hpp"
+#include "caffe/sync/comm_deadline.hpp"
 #include "caffe/sync/communicator.hpp"
 #include "caffe/sync/gradient_exchange.hpp"
 #include "caffe/sync/transport.hpp"
@@ -74,6 +75,10 @@ DEFINE_string(stop_at_test_score, "",
               "OUTPUT=VALUE: stop training at the first test pass where the test net's "
               "OUTPUT (e.g. accuracy) is at least VALUE (a time-to-accuracy run). The "
               "Final line reports the training time, test passes excluded.");
+DEFINE_double(comm_timeout, caffe::kDefaultCommTimeoutSeconds,
+              "Seconds a rank waits for the others in one collective before it counts them "
+              "as lost (a lost link, a hung rank): a warning at half of it, then an error "
+              "that ends the job. 0 turns it off.");
 
 namespace caffe {
 namespace {
@@ -235,6 +240,7 @@ int Train() {
   for (const string& stage : SplitComma(FLAGS_stage)) param.mutable_train_state()->add_stage(stage);
 
   if (param.has_sync_param()) ValidateSyncParameter(param.sync_param(), FLAGS_solver);
+  SetCommTimeoutSeconds(FLAGS_comm_timeout);
 
   // One process per device: under mpirun every rank runs this same code and the
   // communicator says which rank it is. Started alone, it is rank 0 of 1.

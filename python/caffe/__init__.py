@@ -18,7 +18,7 @@ else:
 
 from ._caffe import (TRAIN, TEST, CaffeError, Blob, set_mode_cpu, set_mode_gpu, set_device,
                      set_random_seed, layer_type_list, solver_rank, solver_count, init_log,
-                     get_solver)
+                     get_solver, set_comm_timeout, get_comm_timeout)
 from .pycaffe import (Layer, Net, Solver, SGDSolver, NesterovSolver, AdaGradSolver,
                       RMSPropSolver, AdaDeltaSolver, AdamSolver)
 from . import io

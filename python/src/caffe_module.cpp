@@ -27,6 +27,7 @@
 #include "caffe/solvers/nesterov_solver.hpp"
 #include "caffe/solvers/rmsprop_solver.hpp"
 #include "caffe/solvers/sgd_solver.hpp"
+#include "caffe/sync/comm_deadline.hpp"
 #include "caffe/sync/communicator.hpp"
 #include "caffe/sync/gradient_exchange.hpp"
 #include "caffe/sync/mpi_communicator.hpp"
@@ -370,6 +371,11 @@ void DefineCaffeModule(py::module_& m) {
   m.def("layer_type_list", &LayerRegistry::LayerTypeList);
   m.def("solver_rank", [] { return ProcessCommunicator()->rank(); });
   m.def("solver_count", [] { return ProcessCommunicator()->size(); });
+  m.def("set_comm_timeout", &caffe::SetCommTimeoutSeconds, "seconds"_a,
+        "Seconds a rank waits for the others in one collective before it counts them as "
+        "lost: a warning at half of it, then caffe.CaffeError, which ends the job. 0 turns it "
+        "off; 300 by default (caffe train -comm_timeout).");
+  m.def("get_comm_timeout", &caffe::CommTimeoutSeconds);
   m.def("_in_multi_rank_job", &InMultiRankJob);
   m.def("_abort_job", &AbortJob);
   m.def("init_log", [](int level) { FLAGS_minloglevel = level; }, "level"_a = 0);

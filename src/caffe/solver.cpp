@@ -8,6 +8,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "caffe/sync/comm_deadline.hpp"
 #include "caffe/util/io.hpp"
 #include "caffe/util/peak_memory.hpp"
 #include "caffe/util/upgrade_proto.hpp"
@@ -279,6 +280,7 @@ SolverAction Solver::RequestedAction() {
         << "rank " << context_->rank() << " of " << exchange_->world_size() << " received a "
         << (action == SolverAction::STOP ? "stop" : "snapshot") << " request (signal) at iteration "
         << iter_ << "; every rank follows it";
+    ScopedCommPurpose purpose("the stop/snapshot agreement");
     action = exchange_->AgreeOnAction(action);
   }
   return action;
@@ -375,6 +377,7 @@ void Solver::Step(int iters) {
   display_start_iter_ = iter_;
   display_start_transfers_ = SyncedMemoryTransfers();
   if (exchange_ && !initial_weights_shared_) {
+    ScopedCommPurpose purpose("the initial weights");
     exchange_->BroadcastInitialWeights(net_->learnable_params());
     initial_weights_shared_ = true;
   }
@@ -385,24 +388,33 @@ void Solver::Step(int iters) {
     training_seconds_ += std::chrono::duration<double>(now - since).count();
     since = now;
   };
+  if (exchange_) SetCommPurpose(std::string("the gradient exchange (") + exchange_->method_name() + ")");
   while (iter_ < stop_iter) {
+    SetCommIteration(iter_);
     net_->ClearParamDiffs();
     if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
         (iter_ > 0 || param_.test_initialization())) {
       add_training_time();
       LogTrainingTime();
       AverageDataStatistics();
-      if (is_root()) {
+      // True when the test pass ends training: its score reached -stop_at_test_score,
+      // or a stop request came during it (TestAll asks the action function too).
+      auto test = [this] {
         TestAll();
         if (ReachedStopScore()) requested_early_exit_ = true;
-      }
+        return requested_early_exit_;
+      };
       if (exchange_ && exchange_->world_size() > 1) {
-        // The others wait here for rank 0's test pass, in a host collective without a
-        // time limit, rather than in the step's first NCCL collective, which gives up
-        // after CAFFE_NCCL_TIMEOUT_S: a long test pass (a whole ImageNet validation
-        // set) must not look like a lost rank. And they learn whether a stop request
-        // interrupted it, so that every rank leaves the loop at the same iteration.
-        requested_early_exit_ = exchange_->comm().AnyTrue(requested_early_exit_);
+        // The others wait for rank 0's test pass however long it takes (a whole
+        // ImageNet validation set) while rank 0 says it is alive, rather than in the
+        // step's first collective, whose deadline would take a long test pass for a
+        // lost rank. And they learn whether a stop request interrupted it, so that
+        // every rank leaves the loop at the same iteration.
+        ScopedCommPurpose purpose("rank 0's test pass");
+        requested_early_exit_ =
+            exchange_->comm().AnyTrueAfterRootWork(requested_early_exit_, test);
+      } else if (is_root()) {
+        test();
       }
       since = std::chrono::steady_clock::now();  // the test pass is not training time
       if (requested_early_exit_) break;
@@ -510,6 +522,7 @@ void Solver::Solve(const string& resume_file) {
 void Solver::AverageDataStatistics() {
   // Collective: every rank reaches the same tests and snapshots.
   if (exchange_ && exchange_->world_size() > 1 && !statistic_params_.empty()) {
+    ScopedCommPurpose purpose("the data statistics' average");
     exchange_->AverageOverRanks(statistic_params_);
   }
 }

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -74,6 +75,12 @@ class Communicator {
   virtual void Barrier() = 0;
   // Logical OR of a flag over all ranks (used to stop together).
   virtual bool AnyTrue(bool flag) = 0;
+  // AnyTrue after rank 0 alone has done `work` (a test pass), OR-ing in what `work`
+  // returns. The others wait for it however long it takes, as long as rank 0 is
+  // alive: transports with a deadline (comm_deadline.hpp) have rank 0 say so at
+  // intervals while it works, so that only a silent rank 0 ends the job. By default:
+  // work on rank 0, then AnyTrue.
+  virtual bool AnyTrueAfterRootWork(bool flag, const std::function<bool()>& work);
 
   // An ordered queue of asynchronous work: a cudaStream_t for a device communicator.
   using Queue = void*;

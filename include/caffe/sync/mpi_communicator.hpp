@@ -66,6 +66,10 @@ class MpiCommunicator : public Communicator {
   void AllGatherV(const float* in, const std::vector<int64_t>& counts, float* out) override;
   void Barrier() override;
   bool AnyTrue(bool flag) override;
+  // Rank 0 sends a one-byte heartbeat to every rank each quarter of the deadline
+  // while it works (from a thread of its own: the main thread makes no MPI call
+  // meanwhile); the others restart their deadline at each.
+  bool AnyTrueAfterRootWork(bool flag, const std::function<bool()>& work) override;
 
   AllReduceAlgorithm allreduce_algorithm() const { return algorithm_; }
   void set_allreduce_algorithm(AllReduceAlgorithm algorithm) { algorithm_ = algorithm; }
@@ -111,8 +115,12 @@ class MpiCommunicator : public Communicator {
   void Record(const char* op, int64_t bytes, double seconds);
   // Every collective is a non-blocking MPI call and this wait: MPI_Testall until the
   // requests are done, napping between polls on a CommThread (comm_thread.hpp). A
-  // failure is a caffe::Error naming `op`.
-  void WaitForRequests(MPI_Request* requests, int count, const char* op);
+  // failure, or silence past the deadline (comm_deadline.hpp), is a caffe::Error
+  // naming `op`. peers[i], where given, is the rank request i waits on (-1: unknown).
+  void WaitForRequests(MPI_Request* requests, int count, const char* op,
+                       const int* peers = nullptr);
+  // The ranks that the unfinished requests wait on, as "1, 3" ("" if unknown).
+  std::string PendingPeers(MPI_Request* requests, int count, const int* peers) const;
   // One ring step: `send` to rank `to` and `receive` from rank `from` at once.
   void SendReceive(const void* send, int send_count, MPI_Datatype type, int to, void* receive,
                    int receive_count, int from, const char* op);

@@ -49,12 +49,13 @@ class NcclCommunicator : public Communicator {
   void AllGatherV(const float* in, const std::vector<int64_t>& counts, float* out) override;
   void Barrier() override;
   bool AnyTrue(bool flag) override;
+  bool AnyTrueAfterRootWork(bool flag, const std::function<bool()>& work) override;
 
   // `queue` is a cudaStream_t. Enqueues the sum there and returns at once: lets the
   // DENSE exchange overlap a bucket's all-reduce with backward.
   void AllReduceSumAsync(float* data, int64_t count, Queue queue) override;
   // Waits for the stream like every collective here does: polling NCCL's asynchronous
-  // error and the CAFFE_NCCL_TIMEOUT_S limit, so a lost peer ends in an error, not a hang.
+  // error and the deadline (comm_deadline.hpp), so a lost peer ends in an error, not a hang.
   void Wait(Queue queue, const char* op) override;
 
   int device() const { return device_; }

@@ -26,6 +26,11 @@ double CommStats::total_seconds() const {
   return total;
 }
 
+bool Communicator::AnyTrueAfterRootWork(bool flag, const std::function<bool()>& work) {
+  if (rank() == 0) flag = work() || flag;
+  return AnyTrue(flag);
+}
+
 void Communicator::AllReduceSumHalf(float*, int64_t, float*) {
   ErrorBuilder() << "sync_param.value_encoding: FP16 is not available over the " << backend()
                  << " communicator (it needs the MPI path: host buffers)";

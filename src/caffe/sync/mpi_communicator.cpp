@@ -8,16 +8,19 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <unistd.h>
 
 #include "caffe/sync/block_int8.hpp"
+#include "caffe/sync/comm_deadline.hpp"
 #include "caffe/sync/comm_thread.hpp"
 #include "caffe/sync/half_precision.hpp"
 
@@ -52,6 +55,8 @@ struct ScopedType {
 };
 
 constexpr int kRingTag = 17;
+// Rank 0's "still working" messages (AnyTrueAfterRootWork).
+constexpr int kHeartbeatTag = 18;
 // How long a wait on a CommThread sleeps between polls while the main thread computes.
 constexpr int kNapMicroseconds = 50;
 
@@ -135,17 +140,35 @@ void MpiCommunicator::Record(const char* op, int64_t bytes, double seconds) {
   entry.seconds += seconds;
 }
 
-void MpiCommunicator::WaitForRequests(MPI_Request* requests, int count, const char* op) {
+void MpiCommunicator::WaitForRequests(MPI_Request* requests, int count, const char* op,
+                                      const int* peers) {
   // MPI's own waits spin. On a CommThread while the main thread computes, a spin would
   // take half the rank's core from backward: nap between polls there instead. The nap
   // is short against what it waits for (a message on a link of 1 Gbit/s or less), and
   // the data keeps moving meanwhile: the kernel's socket buffers carry it.
+  CommWaitDeadline deadline(op);
   while (true) {
     int done = 0;
     ThrowIfMpiError(MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE), op);
     if (done) return;
+    if (deadline.Due()) deadline.Report(PendingPeers(requests, count, peers));
     if (CommThread::ShouldNap()) std::this_thread::sleep_for(std::chrono::microseconds(kNapMicroseconds));
   }
+}
+
+std::string MpiCommunicator::PendingPeers(MPI_Request* requests, int count, const int* peers) const {
+  // A collective does not say whom it waits for; with two ranks it is the other one.
+  if (peers == nullptr) return size_ == 2 ? std::to_string(1 - rank_) : std::string();
+  std::set<int> pending;
+  for (int i = 0; i < count; ++i) {
+    int done = 0;
+    // Looks without completing: an unfinished MPI_Testall has left every request as it was.
+    MPI_Request_get_status(requests[i], &done, MPI_STATUS_IGNORE);
+    if (!done && peers[i] >= 0) pending.insert(peers[i]);
+  }
+  std::string text;
+  for (int peer : pending) text += (text.empty() ? "" : ", ") + std::to_string(peer);
+  return text;
 }
 
 void MpiCommunicator::SendReceive(const void* send, int send_count, MPI_Datatype type, int to,
@@ -153,7 +176,8 @@ void MpiCommunicator::SendReceive(const void* send, int send_count, MPI_Datatype
   MPI_Request requests[2];
   ThrowIfMpiError(MPI_Irecv(receive, receive_count, type, from, kRingTag, comm_, &requests[0]), op);
   ThrowIfMpiError(MPI_Isend(send, send_count, type, to, kRingTag, comm_, &requests[1]), op);
-  WaitForRequests(requests, 2, op);
+  const int peers[2] = {from, to};
+  WaitForRequests(requests, 2, op, peers);
 }
 
 int64_t MpiCommunicator::RingChunkBegin(int64_t count, int size, int chunk) {
@@ -522,6 +546,76 @@ bool MpiCommunicator::AnyTrue(bool flag) {
   ThrowIfMpiError(MPI_Iallreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_LOR, comm_, &request),
                   "MPI_Iallreduce (any-true)");
   WaitForRequests(&request, 1, "any-true");
+  Record("anytrue", 0, SecondsSince(start));
+  return value != 0;
+}
+
+bool MpiCommunicator::AnyTrueAfterRootWork(bool flag, const std::function<bool()>& work) {
+  const double timeout = CommTimeoutSeconds();
+  if (size_ == 1 || timeout <= 0) return Communicator::AnyTrueAfterRootWork(flag, work);
+  const auto interval = std::chrono::duration<double>(timeout / 4);
+  if (rank_ == 0) {
+    std::mutex mutex;
+    std::condition_variable wake;
+    bool finished = false;
+    std::thread heartbeat([&] {
+      static const char kBeat = 1;
+      std::unique_lock<std::mutex> lock(mutex);
+      while (!wake.wait_for(lock, interval, [&] { return finished; })) {
+        for (int r = 1; r < size_; ++r) {
+          MPI_Request request;
+          // Freed at once: a one-byte send completes on its own, and a rank that is
+          // gone must not hold this thread.
+          if (MPI_Isend(&kBeat, 1, MPI_BYTE, r, kHeartbeatTag, comm_, &request) == MPI_SUCCESS) {
+            MPI_Request_free(&request);
+          }
+        }
+      }
+    });
+    auto stop_heartbeat = [&] {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        finished = true;
+      }
+      wake.notify_all();
+      heartbeat.join();
+    };
+    try {
+      flag = work() || flag;
+    } catch (...) {
+      stop_heartbeat();
+      throw;
+    }
+    stop_heartbeat();
+    return AnyTrue(flag);
+  }
+  const auto start = Clock::now();
+  int value = flag ? 1 : 0;
+  MPI_Request agreed;
+  ThrowIfMpiError(MPI_Iallreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_LOR, comm_, &agreed),
+                  "MPI_Iallreduce (any-true)");
+  char beat = 0;
+  MPI_Request heard;
+  ThrowIfMpiError(MPI_Irecv(&beat, 1, MPI_BYTE, 0, kHeartbeatTag, comm_, &heard), "MPI_Irecv");
+  CommWaitDeadline deadline("any-true after rank 0's work");
+  while (true) {
+    int done = 0;
+    ThrowIfMpiError(MPI_Test(&agreed, &done, MPI_STATUS_IGNORE), "MPI_Test (any-true)");
+    if (done) break;
+    int alive = 0;
+    ThrowIfMpiError(MPI_Test(&heard, &alive, MPI_STATUS_IGNORE), "MPI_Test (heartbeat)");
+    if (alive) {
+      deadline.Restart();
+      ThrowIfMpiError(MPI_Irecv(&beat, 1, MPI_BYTE, 0, kHeartbeatTag, comm_, &heard), "MPI_Irecv");
+    }
+    if (deadline.Due()) deadline.Report("0");
+    // Idle while rank 0 works: a short sleep costs nothing here.
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  // A heartbeat still in flight is matched by the next wait's receive, where it only
+  // restarts a clock.
+  MPI_Cancel(&heard);
+  MPI_Wait(&heard, MPI_STATUS_IGNORE);
   Record("anytrue", 0, SecondsSince(start));
   return value != 0;
 }

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "caffe/sync/comm_deadline.hpp"
 #include "caffe/util/error.hpp"
 #include "caffe/util/device_alternate.hpp"
 
@@ -33,25 +34,6 @@ void ThrowIfNcclError(ncclResult_t status, const char* op) {
 
 int Mod(int value, int n) { return ((value % n) + n) % n; }
 
-// How long one collective may take before its peers count as lost:
-// CAFFE_NCCL_TIMEOUT_S seconds, 300 by default.
-double NcclTimeoutSeconds() {
-  static const double seconds = [] {
-    constexpr double kDefault = 300;
-    const char* text = std::getenv("CAFFE_NCCL_TIMEOUT_S");
-    if (text == nullptr || *text == '\0') return kDefault;
-    char* end = nullptr;
-    const double value = std::strtod(text, &end);
-    if (end == text || *end != '\0' || !(value > 0)) {
-      LOG(WARNING) << "CAFFE_NCCL_TIMEOUT_S: expected a positive number of seconds, found '"
-                   << text << "'; using " << kDefault;
-      return kDefault;
-    }
-    return value;
-  }();
-  return seconds;
-}
-
 // After an abort every later call fails the same clear way instead of using a dead
 // communicator.
 void RequireLive(ncclComm_t comm, int rank, int size, const char* op) {
@@ -61,20 +43,19 @@ void RequireLive(ncclComm_t comm, int rank, int size, const char* op) {
 
 // Waits for `op` to finish on `stream`. A plain cudaStreamSynchronize would block for
 // ever when a peer rank dies mid-collective, so this polls the stream and NCCL's
-// asynchronous error state instead; on an error or after the timeout it aborts the
-// communicator (which releases the stuck kernels) and throws, naming rank and op.
+// asynchronous error state instead; on an error or at the deadline (comm_deadline.hpp,
+// after a warning at half of it) it aborts the communicator (which releases the stuck
+// kernels) and throws, naming rank and op.
 void WaitForCollective(cudaStream_t stream, ncclComm_t* comm, int rank, int size,
                        const char* op) {
   RequireLive(*comm, rank, size, op);
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  const double timeout = NcclTimeoutSeconds();
   auto abort_and_fail = [&](const std::string& why) {
     ncclCommAbort(*comm);
     *comm = nullptr;
     ErrorBuilder() << "NCCL " << op << " on rank " << rank << " of " << size << " " << why
                    << "; communicator aborted (a peer rank is probably lost)";
   };
+  CommWaitDeadline deadline(op);
   for (int polls = 0;; ++polls) {
     const cudaError_t status = cudaStreamQuery(stream);
     if (status == cudaSuccess) return;
@@ -91,11 +72,13 @@ void WaitForCollective(cudaStream_t stream, ncclComm_t* comm, int rank, int size
     if (async != ncclSuccess) {
       abort_and_fail(std::string("failed: ") + ncclGetErrorString(async));
     }
-    const double waited = std::chrono::duration<double>(Clock::now() - start).count();
-    if (waited > timeout) {
-      std::ostringstream why;
-      why << "did not finish within " << timeout << " s (CAFFE_NCCL_TIMEOUT_S)";
-      abort_and_fail(why.str());
+    if (deadline.Due()) {
+      try {
+        // NCCL does not say whom a collective waits for; with two ranks it is the other.
+        deadline.Report(size == 2 ? std::to_string(1 - rank) : std::string());
+      } catch (const Error& e) {
+        abort_and_fail(std::string("timed out: ") + e.what());
+      }
     }
     // Most collectives finish within microseconds: spin briefly before sleeping, so
     // that polling adds no latency to them and no CPU load to long ones.
@@ -257,17 +240,22 @@ void NcclCommunicator::Barrier() {
   const double start = NowSeconds();
   // Pending device work first, so that "after the barrier" means finished everywhere.
   WaitForCollective(stream_, &comm_, rank(), size(), "barrier (pending collectives)");
-  ThrowIfMpiError(MPI_Barrier(mpi_->mpi_comm()), "MPI_Barrier");
+  mpi_->Barrier();
   Finish("barrier", 0, start);
 }
 
 bool NcclCommunicator::AnyTrue(bool flag) {
   const double start = NowSeconds();
-  int value = flag ? 1 : 0;
-  ThrowIfMpiError(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_LOR, mpi_->mpi_comm()),
-                  "MPI_Allreduce (any-true)");
+  const bool any = mpi_->AnyTrue(flag);
   Finish("anytrue", 0, start);
-  return value != 0;
+  return any;
+}
+
+bool NcclCommunicator::AnyTrueAfterRootWork(bool flag, const std::function<bool()>& work) {
+  const double start = NowSeconds();
+  const bool any = mpi_->AnyTrueAfterRootWork(flag, work);
+  Finish("anytrue", 0, start);
+  return any;
 }
 
 }  // namespace caffe
