@@ -9,11 +9,11 @@ the build's link graph and this include check cannot drift apart:
 A part may include its own headers, the schema (caffe/proto), and the headers of the
 parts it depends on, directly or through them. The link check (layering_check_*)
 catches calls into a higher part; this catches header-only back-edges (an enum, an
-inline function) that link fine. One narrowing from DESIGN.md section 8: the exchange
+inline function) that link fine. One narrowing from docs/design.md section 8: the exchange
 sees flat parameter buffers, so sync may take Blob and SyncedMemory from core but
 never a Layer or a Net.
 
-A second rule keeps the transport wired in one place (DESIGN.md section 4): outside
+A second rule keeps the transport wired in one place (docs/design.md section 4): outside
 the communicators themselves and transport.{hpp,cpp}, no sync file constructs a
 communicator, compares a backend's name or casts a Communicator to its backend.
 """

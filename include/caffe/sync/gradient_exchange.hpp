@@ -3,7 +3,7 @@
 // diffs hold this rank's local gradient, on return they hold the gradient every rank
 // applies (identical on all ranks). Strategies see flat parameter and gradient
 // buffers only, never layer types, and talk to other ranks only through the
-// communicators of the Transport they are given. DESIGN.md section 4 describes the
+// communicators of the Transport they are given. docs/design.md section 4 describes the
 // methods.
 #ifndef CAFFE_SYNC_GRADIENT_EXCHANGE_HPP_
 #define CAFFE_SYNC_GRADIENT_EXCHANGE_HPP_

@@ -1,4 +1,4 @@
-// Importance-weighted pruning (DESIGN.md section 4, steps 4-10) and its
+// Importance-weighted pruning (docs/design.md section 4, steps 4-10) and its
 // fixed-threshold baseline. On top of ResidualExchange's clip-and-accumulate:
 //   importance I = |v| / (|w| + epsilon) (score: MAGNITUDE drops the denominator);
 //   each sparse blob gets a share of the global budget density * sum(n) that grows
