@@ -121,5 +121,63 @@ class Inputs(unittest.TestCase):
             self.assertAlmostEqual(iwp.sent / iwp.elements, 1 / 64, delta=0.002)
 
 
+class EmulatedCalibration(unittest.TestCase):
+    """--emulated fits the link model to one cell's rows and predicts the others: on
+    steps made by the model itself it recovers the parameters and predicts exactly, and
+    the table then reads the fit."""
+
+    def write_rows(self, folder, efficiency, hide, latency):
+        os.makedirs(os.path.join(folder, "runs", "net", "ref"))
+        with open(os.path.join(folder, "runs", "net", "ref", "ref.json"), "w") as f:
+            f.write('{"compute_ms": 20.0}')
+        header = ("net,cell,rate,method,seed,target,reached,iterations,seconds,capped,"
+                  "final_top1,step_ms,compute_ms,work_ms,wire_ms,hidden_share,bytes_per_step\n")
+        lines = [header]
+        for cell, rate in (("2x1gbit", "1gbit"), ("2x100mbit", "100mbit"), ("2x20mbit", "20mbit")):
+            for method, work, nbytes in (("DENSE fp16", 0.0, 862160.0), ("IWP", 2.0, 23000.0),
+                                         ("POWERSGD r2", 0.8, 10800.0)):
+                row = {"rate": sim._rate_bits(rate), "family": method.split()[0], "bytes": nbytes,
+                       "work": work, "compute": 20.0}
+                step = sim.emulated_step_ms(row, efficiency, hide, latency)
+                lines.append("net,%s,%s,%s,1,0.9,True,100,1.0,False,0.9,%r,0,%r,0,0,%r\n"
+                             % (cell, rate, method, step, work, nbytes))
+        lines.append("net,4x100mbit,100mbit,IWP,1,0.9,True,100,1.0,False,0.9,99.0,0,2.0,0,0,23000.0\n")
+        lines.append("net,2x100mbit,100mbit,RANDOMK,1,0.9,False,100,1.0,False,0.9,,,,,,\n")
+        path = os.path.join(folder, "rows.csv")
+        with open(path, "w") as f:
+            f.writelines(lines)
+        return path
+
+    def test_recovers_the_link_and_predicts_the_other_cells(self):
+        with tempfile.TemporaryDirectory() as folder:
+            rows = self.write_rows(folder, 0.75, 0.5, 1.0)
+            inputs = os.path.join(folder, "inputs")
+            os.makedirs(inputs)
+            out = os.path.join(folder, "EMULATED.md")
+            self.assertEqual(sim.main(["--emulated", "--rows", rows, "--inputs", inputs,
+                                       "--out", out]), 0)
+            link = sim.load_link(inputs)
+            self.assertAlmostEqual(link["efficiency"], 0.75)
+            self.assertAlmostEqual(link["hide"], 0.5)
+            with open(out) as f:
+                report = f.read()
+            # 6 predicted rows (two cells of three methods); the 4-rank and the
+            # unmeasured rows are left out.
+            self.assertIn("Predicted cells: 6 of 6 steps within", report)
+            self.assertNotIn("4x100mbit", report)
+            self.assertNotIn("RANDOMK", report)
+
+    def test_the_fit_changes_what_the_table_predicts(self):
+        link = {"efficiency": 0.5, "hide": 1.0, "source": "test"}
+        model = {"params": 1000000}
+        profiles = {}
+        plain = sim.predict(model, "DENSE", 8, ALPHA, BETA, 0.1, profiles, {})
+        slower = sim.predict(model, "DENSE", 8, ALPHA, BETA, 0.0, profiles, {},
+                             link=dict(link, hide=0.0))
+        self.assertGreater(slower, plain - 0.1)  # half the rate: a longer exchange
+        hidden = sim.predict(model, "DENSE", 8, ALPHA, BETA, 0.1, profiles, {}, link=link)
+        self.assertAlmostEqual(hidden, 0.1)  # all of it behind a 100 ms step
+
+
 if __name__ == "__main__":
     unittest.main()
