@@ -278,7 +278,11 @@ def test_gpu_mode_reports_a_missing_gpu():
         caffe.set_mode_gpu()
     except caffe.CaffeError as e:
         assert "no GPU" in str(e)
-    else:  # a machine with a GPU: the mode is set; leave it as the other tests expect
+    else:
+        # Only a machine with a GPU may accept GPU mode: its driver's device node
+        # exists. Then leave the mode as the other tests expect.
+        assert os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/nvidia0"), \
+            "set_mode_gpu() succeeded on a machine without a GPU"
         caffe.set_device(0)
     finally:
         caffe.set_mode_cpu()
