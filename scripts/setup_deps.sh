@@ -15,7 +15,7 @@ PACKAGES=(
   python3-matplotlib
   pybind11-dev python3-dev python3-numpy python3-protobuf python3-pytest
   python3-pil python3-pydot graphviz
-  clang
+  clang clang-format
 )
 
 missing=()

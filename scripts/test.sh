@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds (CPU variant), runs the whole ctest suite, and, when
+# Installs dependencies, builds (CPU variant), checks that the C++ lines changed since
+# .clang-format arrived follow it (scripts/check_format.sh), runs the whole ctest suite, and, when
 # nvcc is present, also compiles the CUDA variant so GPU code can never silently
 # stop compiling (its GPU tests skip on machines without a GPU). Then builds the
 # libFuzzer targets with clang + ASan/UBSan and runs each for FUZZ_SECONDS (default
@@ -35,6 +36,9 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
 else
   echo "test.sh: nvcc not found; CUDA variant not compiled"
 fi
+
+# New code follows .clang-format (the lines changed since it arrived).
+bash scripts/check_format.sh
 
 cd "$BUILD_DIR"
 ctest --output-on-failure -j "$JOBS" ${CTEST_ARGS:-}
