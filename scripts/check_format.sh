@@ -16,8 +16,9 @@ if [ -z "$base" ]; then
   exit 0
 fi
 if ! git cat-file -e "$base^{commit}" 2>/dev/null; then
-  echo "error: check_format: commit $base is not in this clone (a shallow clone? fetch more history)"
-  exit 2
+  # A shallow clone: what changed since the style arrived cannot be told apart here.
+  echo "check_format: SKIPPED: commit $base is not in this clone (shallow?); fetch more history to check"
+  exit 0
 fi
 out="$("$tool" --binary "$(command -v clang-format)" --diff --extensions c,cc,cpp,h,hpp,cu,cuh \
   "$base" -- include src tools tests python/src bench fuzz 2>&1)" || true
