@@ -50,6 +50,10 @@ class ScopedCommPurpose {
   std::string previous_;
 };
 
+// Whom a collective waits for, as far as any transport can tell: with two ranks the
+// other one; with more, no one can say ("", which Report words as such).
+std::string LateRanksOfCollective(int rank, int size);
+
 // The clock of one wait. Between the transport's polls: `if (deadline.Due())
 // deadline.Report(silent)`, which logs one warning at half the timeout and throws
 // caffe::Error past it. `silent` says who has not been heard from ("1", "2, 3"), or is

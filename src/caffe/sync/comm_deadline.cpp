@@ -51,6 +51,10 @@ ScopedCommPurpose::ScopedCommPurpose(const std::string& purpose) : previous_(Com
 
 ScopedCommPurpose::~ScopedCommPurpose() { SetCommPurpose(previous_); }
 
+std::string LateRanksOfCollective(int rank, int size) {
+  return size == 2 ? std::to_string(1 - rank) : std::string();
+}
+
 CommWaitDeadline::CommWaitDeadline(const char* op) : op_(op), timeout_(CommTimeoutSeconds()) {
   Restart();
 }

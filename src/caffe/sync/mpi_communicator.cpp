@@ -157,8 +157,7 @@ void MpiCommunicator::WaitForRequests(MPI_Request* requests, int count, const ch
 }
 
 std::string MpiCommunicator::PendingPeers(MPI_Request* requests, int count, const int* peers) const {
-  // A collective does not say whom it waits for; with two ranks it is the other one.
-  if (peers == nullptr) return size_ == 2 ? std::to_string(1 - rank_) : std::string();
+  if (peers == nullptr) return LateRanksOfCollective(rank_, size_);
   std::set<int> pending;
   for (int i = 0; i < count; ++i) {
     int done = 0;

@@ -74,8 +74,7 @@ void WaitForCollective(cudaStream_t stream, ncclComm_t* comm, int rank, int size
     }
     if (deadline.Due()) {
       try {
-        // NCCL does not say whom a collective waits for; with two ranks it is the other.
-        deadline.Report(size == 2 ? std::to_string(1 - rank) : std::string());
+        deadline.Report(LateRanksOfCollective(rank, size));
       } catch (const Error& e) {
         abort_and_fail(std::string("timed out: ") + e.what());
       }
