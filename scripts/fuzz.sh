@@ -20,15 +20,21 @@ JOBS="${JOBS:-2}"
 BUILD_DIR="${BUILD_DIR:-build-fuzz}"
 TARGETS="${FUZZ_TARGETS:-fuzz_net_prototxt fuzz_caffemodel fuzz_datum_transform fuzz_idx}"
 
-# Same caps as the entry points' own (fuzz/fuzz_entry_points.hpp): longer inputs are
-# skipped there, so generating them would waste runs.
+# The entry points' own caps (kMax...Bytes in fuzz/fuzz_entry_points.hpp), read from
+# there so that the two cannot disagree: longer inputs are skipped by the entry point,
+# so generating them would waste runs.
 max_len() {
+  local constant
   case "$1" in
-    fuzz_net_prototxt) echo 65536 ;;
-    fuzz_caffemodel) echo 16384 ;;
-    fuzz_datum_transform) echo 4096 ;;
-    fuzz_idx) echo 4096 ;;
+    fuzz_net_prototxt) constant=kMaxPrototxtBytes ;;
+    fuzz_caffemodel) constant=kMaxCaffemodelBytes ;;
+    fuzz_datum_transform) constant=kMaxDatumBytes ;;
+    fuzz_idx) constant=kMaxIdxBytes ;;
   esac
+  local expression
+  expression=$(sed -n "s/^constexpr size_t $constant = \(.*\);.*/\1/p" fuzz/fuzz_entry_points.hpp)
+  [[ "$expression" =~ ^[0-9\ \*]+$ ]] || { echo "fuzz.sh: no $constant in fuzz/fuzz_entry_points.hpp" >&2; exit 2; }
+  echo $((expression))
 }
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"

@@ -39,6 +39,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import claims  # noqa: E402
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLOT = os.path.join(REPO, "tools", "plot_training")
 PLOT_PYTHON = "/usr/bin/python3"
@@ -571,6 +574,9 @@ def main(argv):
     if args.merge:
         images = kept_images(rows, {name for _, name in images}, args.out) + images
     write_readme(args.out, args.title, notes, images, commands, plots_skipped)
+    # A table under results/ feeds results/CLAIMS.md (scripts/claims.py).
+    if os.path.realpath(args.out).startswith(os.path.join(REPO, "results") + os.sep):
+        claims.main([])
     with open(table) as f:
         print(f.read())
     return 0

@@ -52,6 +52,7 @@ MAKE_SOLVER = os.path.join(REPO, "scripts", "make_solver.py")
 
 # The log parser (tools/parse_log), as the other reports load it.
 from repro_report import parse_log  # noqa: E402  (scripts/ is this file's folder)
+import claims  # noqa: E402
 
 # Per net: where its solver is, how often to test (a test pass of the 10k images takes
 # ~1 s on LeNet and ~10 s on ResNet-20 here, and is not training time), how often to log.
@@ -392,6 +393,7 @@ def collect(quick):
                                                                tests[-1]["TrainingSeconds"] if tests else math.nan),
                            "capped": not meta.get("completed", False),
                            "final_top1": tests[-1]["accuracy"] if (cell == FULL_CELL and tests) else math.nan,
+                           "compute_only_ms": ref.get("compute_ms", math.nan),
                            "curve": [(r["TrainingSeconds"], r["accuracy"]) for r in tests]}
                     row.update(split)
                     rows.append(row)
@@ -410,7 +412,7 @@ def cmd_report(args):
     os.makedirs(folder, exist_ok=True)
     columns = ["net", "cell", "rate", "method", "seed", "target", "reached", "iterations", "seconds",
                "capped", "final_top1", "step_ms", "compute_ms", "work_ms", "wire_ms", "hidden_share",
-               "bytes_per_step"]
+               "bytes_per_step", "compute_only_ms"]
     with open(os.path.join(folder, "rows.csv"), "w", newline="") as f:
         writer = csv.DictWriter(f, columns, extrasaction="ignore")
         writer.writeheader()
@@ -477,6 +479,8 @@ def cmd_report(args):
     with open(os.path.join(folder, "TABLE.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     plot(rows, folder)
+    if not args.quick and os.path.realpath(OUT) == os.path.join(REPO, "results", "time_to_accuracy"):
+        claims.main([])  # results/CLAIMS.md quotes these rows
     print("time_to_accuracy: wrote %s" % os.path.join(folder, "TABLE.md"))
 
 
@@ -500,7 +504,10 @@ def plot(rows, folder):
                 if not first["curve"]:
                     continue
                 xs, ys = zip(*first["curve"])
-                ax.plot([max(x, 0.1) for x in xs], [100 * y for y in ys], label=method, lw=1.2)
+                # One colour per method in every panel.
+                color = "C%d" % (list(METHODS).index(method) % 10)
+                ax.plot([max(x, 0.1) for x in xs], [100 * y for y in ys], label=method, lw=1.2,
+                        color=color)
             target = next((r["target"] for r in rows if r["net"] == net and r["cell"] == cell), None)
             if target is not None:
                 ax.axhline(100 * target, color="gray", ls=":", lw=1)
@@ -512,7 +519,7 @@ def plot(rows, folder):
             if tests:
                 ax.set_ylim(max(min(tests), 100 * (target or 0.8) - 8), max(tests) + 0.5)
             ax.tick_params(labelsize=7)
-        axes[0][0].legend(fontsize=6, loc="lower right")
+            ax.legend(fontsize=6, loc="lower right")
         fig.tight_layout()
         fig.savefig(os.path.join(folder, "%s.png" % net), dpi=110)
         plt.close(fig)

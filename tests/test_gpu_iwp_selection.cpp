@@ -402,39 +402,12 @@ TEST(GpuIwpSelectionTest, DeviceSelectorMatchesTheHostKernels) {
 #endif
 }
 
-// The weight floor's RMS is read on the device: the same importances and choices.
-TEST(GpuIwpSelectionTest, WeightFloorMatchesTheHostKernels) {
+// Importance over |w| and |v| alone (MAGNITUDE), over several blobs at once: the same
+// importances and choices as the host's.
+TEST(GpuIwpSelectionTest, ImportanceAndMagnitudeScoresMatchTheHostKernels) {
   SKIP_WITHOUT_GPU();
 #ifdef USE_CUDA
-  Blob blob(vector<int64_t>{4099});
-  FillUniform(&blob, -1, 1, 700);
-  vector<float> residual = MakeImportance(4099, Ties::kNone, 701);
-  DeviceBuffer device_residual;
-  device_residual.UploadVector(residual);
-  vector<Blob*> params = {&blob};
-  HostSelectionKernels host;
-  std::unique_ptr<SelectionKernels> device = CreateDeviceSelectionKernels();
-  ASSERT_TRUE(device != nullptr);
-  host.ComputeImportance(params, {0}, {residual.data()}, 1e-6f, 0.5f);
-  device->ComputeImportance(params, {0}, {device_residual.as<float>()}, 1e-6f, 0.5f);
-  double host_sum, host_squares, device_sum, device_squares;
-  host.Sums(0, &host_sum, &host_squares);
-  device->Sums(0, &device_sum, &device_squares);
-  EXPECT_NEAR(device_sum, host_sum, 1e-5 * std::fabs(host_sum));
-  EXPECT_NEAR(device_squares, host_squares, 1e-5 * std::fabs(host_squares));
-  float host_threshold = -1, device_threshold = -2;
-  EXPECT_EQ(device->SelectTopK(0, 64, &device_threshold), host.SelectTopK(0, 64, &host_threshold));
-  EXPECT_NEAR(device_threshold, host_threshold, 1e-6f * host_threshold);
-#endif
-}
-
-// The BATCHNORM_AWARE scores' blobs over their (or their rows') RMS weight, beside one over |w|, and |v|
-// alone (MAGNITUDE): the same importances and choices as the host's.
-TEST(GpuIwpSelectionTest, BlobRmsAndMagnitudeScoresMatchTheHostKernels) {
-  SKIP_WITHOUT_GPU();
-#ifdef USE_CUDA
-  // a over its blob RMS, b over |w| (or not), c over the RMS of each of 8 rows, whose
-  // weights differ in scale so that the rows' divisors differ.
+  // Three blobs whose weights differ in scale, c's rows among themselves too.
   Blob a(vector<int64_t>{4099}), b(vector<int64_t>{2053}), c(vector<int64_t>{8, 513});
   FillUniform(&a, -1, 1, 720);
   FillUniform(&b, -1, 1, 721);
@@ -451,10 +424,9 @@ TEST(GpuIwpSelectionTest, BlobRmsAndMagnitudeScoresMatchTheHostKernels) {
     HostSelectionKernels host;
     std::unique_ptr<SelectionKernels> device = CreateDeviceSelectionKernels();
     ASSERT_TRUE(device != nullptr);
-    host.ComputeImportance(params, {0, 1, 2}, {ra.data(), rb.data(), rc.data()}, 1e-6f, 0.f, divide,
-                           {1, 0, 8});
+    host.ComputeImportance(params, {0, 1, 2}, {ra.data(), rb.data(), rc.data()}, 1e-6f, divide);
     device->ComputeImportance(params, {0, 1, 2}, {da.as<float>(), db.as<float>(), dc.as<float>()},
-                              1e-6f, 0.f, divide, {1, 0, 8});
+                              1e-6f, divide);
     for (size_t j = 0; j < 3; ++j) {
       double host_sum, host_squares, device_sum, device_squares;
       host.Sums(j, &host_sum, &host_squares);
@@ -466,37 +438,6 @@ TEST(GpuIwpSelectionTest, BlobRmsAndMagnitudeScoresMatchTheHostKernels) {
       EXPECT_NEAR(device_threshold, host_threshold, 1e-6f * host_threshold) << "blob " << j;
     }
   }
-#endif
-}
-
-// The consensus prior's blend reads the known importances and ages on the device: the
-// same scores and choices as the host's.
-TEST(GpuIwpSelectionTest, ConsensusPriorMatchesTheHostKernels) {
-  SKIP_WITHOUT_GPU();
-#ifdef USE_CUDA
-  const int64_t n = 4099;
-  Blob blob(vector<int64_t>{n});
-  FillUniform(&blob, -1, 1, 710);
-  vector<float> residual = MakeImportance(n, Ties::kNone, 711);
-  vector<float> known = MakeImportance(n, Ties::kNone, 712);
-  vector<int32_t> last_sent(n);
-  for (int64_t i = 0; i < n; ++i) last_sent[i] = static_cast<int32_t>(90 + (i * 7919) % 10);
-  DeviceBuffer device_residual, device_known, device_last;
-  device_residual.UploadVector(residual);
-  device_known.UploadVector(known);
-  device_last.UploadVector(last_sent);
-  vector<Blob*> params = {&blob};
-  HostSelectionKernels host;
-  std::unique_ptr<SelectionKernels> device = CreateDeviceSelectionKernels();
-  ASSERT_TRUE(device != nullptr);
-  host.ComputeImportance(params, {0}, {residual.data()}, 1e-6f);
-  device->ComputeImportance(params, {0}, {device_residual.as<float>()}, 1e-6f);
-  host.BlendPrior(0, known.data(), last_sent.data(), 100, 0.5f);
-  device->BlendPrior(0, device_known.as<float>(), device_last.as<int32_t>(), 100, 0.5f);
-  float host_threshold = -1, device_threshold = -2;
-  EXPECT_EQ(device->SelectTopK(0, 64, &device_threshold), host.SelectTopK(0, 64, &host_threshold));
-  // A fused multiply-add may round the blend differently on either side.
-  EXPECT_NEAR(device_threshold, host_threshold, 1e-6f * host_threshold);
 #endif
 }
 
@@ -605,14 +546,12 @@ TEST(GpuIwpSelectionTest, DeviceResidualKernelsMatchTheHostKernels) {
     for (size_t b = 0; b < sizes.size(); ++b) {
       Blob* p = params[side][b];
       k.ScatterSelected(b, selections[b], p, values + pos, 0.5f);
-      // Blob 0 keeps its known importance per step waited (the consensus prior's),
-      // which reads the ages before the clear resets them.
-      if (b == 0) k.RecordKnownImportance(b, selections[b], *p, 0.5f, true, true, iter);
       k.ClearSelected(b, selections[b], iter);
       if (!selections[b].all) {
         capped[side] += k.LimitSelected(b, selections[b], p, 0.25f, k.LocalValues() + pos);
       }
-      if (b != 0) k.RecordKnownImportance(b, selections[b], *p, 0.5f, b != 2, false, 0);
+      // Blob 2's known importance by magnitude, the others' over |w|.
+      k.RecordKnownImportance(b, selections[b], *p, 0.5f, b != 2);
       pos += selections[b].all ? sizes[b] : static_cast<int64_t>(selections[b].indices.size());
     }
   }

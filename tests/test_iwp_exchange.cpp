@@ -83,129 +83,6 @@ TEST(IwpExchangeLocalTest, ImportanceDividesByTheWeight) {
   }
 }
 
-// score: BATCHNORM_AWARE: a weight whose output BatchNorm normalizes ranks by its
-// gradient (over its blob's RMS weight), the others still over their |w|; under
-// IMPORTANCE both rank over |w|.
-TEST(IwpExchangeLocalTest, BatchnormAwareRanksWeightsBeforeBatchNormByTheirGradient) {
-  for (const string score : {"IMPORTANCE", "BATCHNORM_AWARE"}) {
-    auto exchange = MakeIwp("density: 0.1 score: " + score);
-    exchange->set_param_batchnorm_rows({10, 0});
-    Params params({1000, 1000});
-    for (Blob* blob : params.ptrs) {
-      float* w = blob->mutable_cpu_data();
-      float* g = blob->mutable_cpu_diff();
-      // Weights 1000 down to 1; gradients slightly larger at every seventh coordinate.
-      for (int64_t i = 0; i < 1000; ++i) {
-        w[i] = static_cast<float>(1000 - i);
-        g[i] = i % 7 == 6 ? 0.26f : 0.25f;
-      }
-    }
-    exchange->Exchange(0, params.ptrs);
-    const vector<int32_t> before_bn = SentIndices(*params.ptrs[0]);
-    const vector<int32_t> other = SentIndices(*params.ptrs[1]);
-    ASSERT_FALSE(before_bn.empty()) << score;
-    ASSERT_FALSE(other.empty()) << score;
-    EXPECT_GE(other.front(), 700) << score << ": the blob BatchNorm does not follow ranks over |w|";
-    EXPECT_EQ(other.back(), 999) << score;
-    if (score == "IMPORTANCE") {
-      EXPECT_GE(before_bn.front(), 800) << "IMPORTANCE ranks every blob over |w|";
-    } else {
-      for (int32_t i : before_bn) EXPECT_EQ(i % 7, 6) << "ranked by |v|, not over |w|: " << i;
-      EXPECT_EQ(before_bn.front(), 6) << "ties go to the lower index";
-    }
-  }
-}
-
-// The importance of a blob ranked over its RMS weight is |v| / (RMS + epsilon).
-TEST(IwpExchangeLocalTest, BlobRmsImportanceDividesByTheRmsWeight) {
-  Params params({64, 64});
-  vector<vector<float>> residuals(2, vector<float>(64));
-  for (int64_t i = 0; i < 64; ++i) {
-    params.ptrs[0]->mutable_cpu_data()[i] = i % 2 ? 3.f : -3.f;  // RMS 3
-    params.ptrs[1]->mutable_cpu_data()[i] = 0.5f;
-    residuals[0][i] = residuals[1][i] = 0.01f * static_cast<float>(i);
-  }
-  HostSelectionKernels kernels;
-  kernels.ComputeImportance(params.ptrs, {0, 1}, {residuals[0].data(), residuals[1].data()}, 1e-6f,
-                            0.f, true, {1, 0});
-  EXPECT_NEAR(kernels.KthLargest(kernels.Span(0), 1), 0.63f / 3.f, 1e-6f);
-  EXPECT_NEAR(kernels.KthLargest(kernels.Span(1), 1), 0.63f / 0.5f, 1e-5f);
-}
-
-// Cut into rows, each row's |v| is over that row's RMS weight; rows that do not cut
-// the blob evenly fall back to the blob's RMS.
-TEST(IwpExchangeLocalTest, RowRmsImportanceDividesEachRowByItsRmsWeight) {
-  Params params({64, 63});
-  vector<vector<float>> residuals(2, vector<float>(64, 0.f));
-  for (int64_t i = 0; i < 64; ++i) {
-    // Rows of 16: RMS 1, 2, 3 and 4.
-    params.ptrs[0]->mutable_cpu_data()[i] = (i % 2 ? 1.f : -1.f) * static_cast<float>(1 + i / 16);
-    residuals[0][i] = 1.f;
-  }
-  for (int64_t i = 0; i < 63; ++i) {
-    params.ptrs[1]->mutable_cpu_data()[i] = 2.f;
-    residuals[1][i] = 1.f;
-  }
-  HostSelectionKernels kernels;
-  kernels.ComputeImportance(params.ptrs, {0, 1}, {residuals[0].data(), residuals[1].data()}, 1e-6f,
-                            0.f, true, {4, 4});
-  for (int64_t row = 0; row < 4; ++row) {
-    EXPECT_NEAR(kernels.KthLargest(kernels.Span(0), 1 + 16 * row), 1.f / (1 + row), 1e-5f) << row;
-    EXPECT_NEAR(kernels.KthLargest(kernels.Span(0), 16 + 16 * row), 1.f / (1 + row), 1e-5f) << row;
-  }
-  EXPECT_NEAR(kernels.KthLargest(kernels.Span(1), 1), 0.5f, 1e-5f) << "63 is no 4 rows: blob RMS 2";
-  EXPECT_NEAR(kernels.KthLargest(kernels.Span(1), 63), 0.5f, 1e-5f);
-}
-
-// score: BATCHNORM_AWARE_CHANNELS: of two output channels with equal gradients, the one
-// with the smaller filter moves further in the direction BatchNorm sees and is sent
-// first; the blob-wide score cannot tell them apart and sends the lower indices.
-TEST(IwpExchangeLocalTest, BatchnormAwareChannelsPrefersTheChannelWithTheSmallerFilter) {
-  for (const string score : {"BATCHNORM_AWARE", "BATCHNORM_AWARE_CHANNELS"}) {
-    auto exchange = MakeIwp("density: 0.5 score: " + score);
-    exchange->set_param_batchnorm_rows({2});
-    Params params({1000});
-    float* w = params.ptrs[0]->mutable_cpu_data();
-    float* g = params.ptrs[0]->mutable_cpu_diff();
-    for (int64_t i = 0; i < 1000; ++i) {
-      w[i] = i < 500 ? 4.f : 0.5f;  // channel 0's filter is 8 times channel 1's
-      g[i] = 0.25f;
-    }
-    exchange->Exchange(0, params.ptrs);
-    const vector<int32_t> sent = SentIndices(*params.ptrs[0]);
-    ASSERT_FALSE(sent.empty()) << score;
-    if (score == "BATCHNORM_AWARE") {
-      EXPECT_EQ(sent.front(), 0) << "one divisor for the blob: ties go to the lower index";
-    } else {
-      EXPECT_GE(sent.front(), 500) << "channel 1's smaller filter ranks first";
-    }
-  }
-}
-
-// weight_floor: a tiny gradient on a weight near zero outranks everything under the
-// reference's |w|, and gives way to larger gradients on ordinary weights once the
-// denominator has the blob's RMS weight added.
-TEST(IwpExchangeLocalTest, WeightFloorMeasuresWeightsNearZeroAgainstTheBlob) {
-  for (const float floor : {0.f, 1.f}) {
-    auto exchange = MakeIwp("density: 0.1 weight_floor: " + std::to_string(floor));
-    Params params({1000});
-    Blob& blob = *params.ptrs[0];
-    float* w = blob.mutable_cpu_data();
-    float* g = blob.mutable_cpu_diff();
-    for (int64_t i = 0; i < 1000; ++i) {
-      w[i] = i < 100 ? 1e-4f : 1.f;                       // 100 weights near zero
-      g[i] = i < 100 ? 0.01f : (i < 200 ? 0.25f : 0.1f);  // 100 large gradients after them
-    }
-    exchange->Exchange(0, params.ptrs);
-    const vector<int32_t> sent = SentIndices(blob);
-    ASSERT_EQ(sent.size(), 100u) << "floor " << floor;
-    // Floor 0: 0.01 / 1e-4 = 100 beats 0.25 / 1. Floor 1 (RMS about 0.95): 0.01 / 0.95
-    // loses to 0.25 / 1.95.
-    EXPECT_EQ(sent.front(), floor == 0 ? 0 : 100) << "floor " << floor;
-    EXPECT_EQ(sent.back(), floor == 0 ? 99 : 199) << "floor " << floor;
-  }
-}
-
 // Fewer coordinates hold anything than the budget allows: only they travel, in every
 // threshold mode (a threshold of 0 used to send whole blobs).
 TEST(IwpExchangeLocalTest, ZeroImportanceNeverTravels) {
@@ -383,22 +260,15 @@ TEST(IwpExchangeLocalTest, NonFiniteResidualIsAnErrorNamingTheBlob) {
   }
 }
 
-TEST(IwpExchangeLocalTest, EpsilonMustBePositive) {
-  for (const string bad : {"epsilon: 0", "epsilon: -1", "stochastic_fraction: 1",
-                           "max_dense_share: 2", "leader: PER_LAYER layer_wise: false",
-                           "residual_leak: 1", "residual_leak: -0.1", "method: DENSE residual_leak: 0.1",
-                           "method: DENSE flush_at_rate_drop: true", "method: DENSE flush_at_end: true",
-                           "consensus_prior: -0.1",
-                           "consensus_prior: 1.5", "method: TOPK_ALLGATHER consensus_prior: 0.5",
-                           "method: DENSE value_encoding: INT8", "method: POWERSGD value_encoding: INT8",
-                           "method: TOPK_ALLGATHER value_encoding: INT8",
-                           "score: BATCHNORM_AWARE consensus_prior: 0.5",
-                           "score: BATCHNORM_AWARE_CHANNELS consensus_prior: 0.5"}) {
+// The settings ValidateSyncParameter refuses, and some it accepts.
+TEST(IwpExchangeLocalTest, ValidationRefusesBadSettings) {
+  for (const string bad :
+       {"epsilon: 0", "epsilon: -1", "stochastic_fraction: 1", "max_dense_share: 2",
+        "leader: PER_LAYER layer_wise: false", "method: DENSE value_encoding: INT8",
+        "method: POWERSGD value_encoding: INT8", "method: TOPK_ALLGATHER value_encoding: INT8"}) {
     EXPECT_THROW(ValidateSyncParameter(Sync(bad), "s.prototxt"), Error) << bad;
   }
   EXPECT_NO_THROW(ValidateSyncParameter(Sync("epsilon: 1e-8"), "s.prototxt"));
-  EXPECT_NO_THROW(ValidateSyncParameter(Sync("residual_leak: 0.01"), "s.prototxt"));
-  EXPECT_NO_THROW(ValidateSyncParameter(Sync("consensus_prior: 1"), "s.prototxt"));
   for (const string good : {"value_encoding: INT8", "method: RANDOMK value_encoding: INT8",
                             "method: SCALECOM value_encoding: INT8"}) {
     EXPECT_NO_THROW(ValidateSyncParameter(Sync(good), "s.prototxt")) << good;
@@ -409,7 +279,7 @@ TEST(IwpExchangeLocalTest, EpsilonMustBePositive) {
 // the saved state: the next steps are identical to those of the original.
 TEST(IwpExchangeLocalTest, StateRoundTripsAndIsCheckedAgainstTheNet) {
   for (const string settings : {"density: 0.05 stochastic_fraction: 0.3 leader: PER_LAYER",
-                                "density: 0.05 stochastic_fraction: 0.3 consensus_prior: 0.5"}) {
+                                "density: 0.05 stochastic_fraction: 0.3 leader: EVERY_RANK"}) {
     SCOPED_TRACE(settings);
     auto original = MakeIwp(settings);
     Params a({3000, 2000});
@@ -445,33 +315,9 @@ TEST(IwpExchangeLocalTest, StateRoundTripsAndIsCheckedAgainstTheNet) {
   }
 }
 
-// The consensus prior: a dense step tells every rank that coordinates 0-99 carried ten
-// times the others; the next step's leader holds more of 900-999. By its own residual
-// alone (prior 0) it sends 900-999; with the prior it sends what the ranks held
-// together, 0-99 (at 0.5: 0.5 x 1 + 0.5 x 10 beats 0.5 x 2 + 0.5 x 1).
-TEST(IwpExchangeLocalTest, ConsensusPriorScoresWhatAllRanksKnow) {
-  for (const float prior : {0.f, 0.5f, 1.f}) {
-    auto exchange = MakeIwp("density: 0.1 warmup_iter: 1 consensus_prior: " + std::to_string(prior));
-    Params params({1000});
-    Blob& blob = *params.ptrs[0];
-    std::fill(blob.mutable_cpu_data(), blob.mutable_cpu_data() + 1000, 1.f);
-    float* g = blob.mutable_cpu_diff();
-    for (int64_t i = 0; i < 1000; ++i) g[i] = i < 100 ? 10.f : 1.f;
-    exchange->Exchange(0, params.ptrs);  // the dense warm-up step
-    g = blob.mutable_cpu_diff();
-    for (int64_t i = 0; i < 1000; ++i) g[i] = i >= 900 ? 2.f : 1.f;
-    exchange->Exchange(1, params.ptrs);
-    const vector<int32_t> sent = SentIndices(blob);
-    ASSERT_EQ(sent.size(), 100u) << "prior " << prior;
-    EXPECT_EQ(sent.front(), prior == 0 ? 900 : 0) << "prior " << prior;
-    EXPECT_EQ(sent.back(), prior == 0 ? 999 : 99) << "prior " << prior;
-  }
-}
-
-// Under the consensus prior the known importance is kept per step waited: a value
-// that waited four steps counts a quarter per step. Recorded before the selection is
-// marked sent (the ages are still those of the wait).
-TEST(IwpExchangeLocalTest, KnownImportanceIsPerStepWaited) {
+// The known importance of a sent coordinate is |applied| / |w| (|applied| by
+// magnitude); coordinates not selected keep theirs.
+TEST(IwpExchangeLocalTest, KnownImportanceIsRecordedAtTheSelection) {
   HostResidualKernels kernels;
   ResidualState state;
   state.residual = {vector<float>(4, 0.f)};
@@ -487,12 +333,12 @@ TEST(IwpExchangeLocalTest, KnownImportanceIsPerStepWaited) {
     diff[i] = -8.f;
   }
   ResidualSelection selection;
-  selection.indices = {0, 1, 3};
-  kernels.RecordKnownImportance(0, selection, blob, 0.f, true, true, 10);
-  // |diff| / |w| = 4, over 1, 4 and (an age of 0 counts as 1) 1 step; 2 not selected.
-  EXPECT_EQ(kernels.Host().known_importance[0], (vector<float>{4.f, 1.f, -1.f, 4.f}));
-  kernels.RecordKnownImportance(0, selection, blob, 0.f, true, false, 10);
-  EXPECT_EQ(kernels.Host().known_importance[0], (vector<float>{4.f, 4.f, -1.f, 4.f}));
+  selection.indices = {0, 3};
+  kernels.RecordKnownImportance(0, selection, blob, 0.f, /*divide_by_weight=*/true);
+  EXPECT_EQ(kernels.Host().known_importance[0], (vector<float>{4.f, -1.f, -1.f, 4.f}));
+  selection.indices = {1};
+  kernels.RecordKnownImportance(0, selection, blob, 0.f, /*divide_by_weight=*/false);
+  EXPECT_EQ(kernels.Host().known_importance[0], (vector<float>{4.f, 8.f, -1.f, 4.f}));
 }
 
 }  // namespace

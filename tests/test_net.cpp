@@ -173,47 +173,6 @@ TEST(NetTest, BackwardIsPrunedWhereNothingLeadsToALoss) {
   EXPECT_EQ(net->output_blobs().size(), 2u);                  // 'unused' and 'loss'
 }
 
-// Which weights BatchNorm normalizes (the BATCHNORM_AWARE scores): a Convolution's or
-// InnerProduct's weight whose output only a training BatchNorm reads, in place or
-// not; not its bias, not where another layer reads the output first, and not before
-// a BatchNorm with global statistics, which is a fixed affine map. Its rows are its
-// output channels' filters, except where the channels cut across the blob.
-TEST(NetTest, WeightsBatchNormNormalizesAreKnown) {
-  const string text = R"(
-    layer { name: 'input' type: 'Input' top: 'x' top: 'y'
-            input_param { shape { dim: 2 dim: 1 dim: 4 dim: 4 } shape { dim: 2 dim: 3 } } }
-    layer { name: 'conv' type: 'Convolution' bottom: 'x' top: 'c'
-            convolution_param { num_output: 2 kernel_size: 3 } }
-    layer { name: 'bn' type: 'BatchNorm' bottom: 'c' top: 'c' }
-    layer { name: 'scale' type: 'Scale' bottom: 'c' top: 'c' scale_param { bias_term: true } }
-    layer { name: 'ip_bn' type: 'InnerProduct' bottom: 'c' top: 'h' inner_product_param { num_output: 4 } }
-    layer { name: 'bn_h' type: 'BatchNorm' bottom: 'h' top: 'hn' }
-    layer { name: 'ip_t' type: 'InnerProduct' bottom: 'hn' top: 't'
-            inner_product_param { num_output: 5 transpose: true } }
-    layer { name: 'bn_t' type: 'BatchNorm' bottom: 't' top: 't' }
-    layer { name: 'ip_relu' type: 'InnerProduct' bottom: 'hn' top: 'r' inner_product_param { num_output: 4 } }
-    layer { name: 'relu' type: 'ReLU' bottom: 'r' top: 'r' }
-    layer { name: 'bn_r' type: 'BatchNorm' bottom: 'r' top: 'r' }
-    layer { name: 'ip_frozen' type: 'InnerProduct' bottom: 'r' top: 'f' inner_product_param { num_output: 4 } }
-    layer { name: 'bn_f' type: 'BatchNorm' bottom: 'f' top: 'f' batch_norm_param { use_global_stats: true } }
-    layer { name: 'ip' type: 'InnerProduct' bottom: 'f' top: 'p' inner_product_param { num_output: 3 } }
-    layer { name: 'loss' type: 'EuclideanLoss' bottom: 'p' bottom: 'y' top: 'loss' }
-  )";
-  auto net = MakeNet(text);
-  const vector<int> rows = net->learnable_param_batchnorm_rows();
-  ASSERT_EQ(rows.size(), net->learnable_param_names().size());
-  std::map<string, int> by_name;
-  for (size_t p = 0; p < rows.size(); ++p) by_name[net->learnable_param_names()[p]] = rows[p];
-  EXPECT_EQ(by_name.at("conv[0]"), 2) << "BatchNorm in place on its output; 2 filters";
-  EXPECT_EQ(by_name.at("conv[1]"), 0) << "a bias is not a filter";
-  EXPECT_EQ(by_name.at("ip_bn[0]"), 4) << "BatchNorm to another blob; 4 filters";
-  EXPECT_EQ(by_name.at("ip_t[0]"), 1) << "a transposed weight's channels are its columns";
-  EXPECT_EQ(by_name.at("ip_relu[0]"), 0) << "a ReLU reads the output first";
-  EXPECT_EQ(by_name.at("ip_frozen[0]"), 0) << "global statistics do not normalize the batch";
-  EXPECT_EQ(by_name.at("ip[0]"), 0) << "nothing normalizes the classifier";
-  EXPECT_EQ(by_name.at("scale[0]"), 0);
-}
-
 // What the gradient exchange may skip: a blob whose every use has lr_mult 0 (its
 // diff is not even computed, as in Caffe), BatchNorm's statistics, and the params of
 // a layer that runs no backward.

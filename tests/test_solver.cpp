@@ -6,10 +6,10 @@
 #include <functional>
 
 #include "caffe/solver.hpp"
-#include "caffe/syncedmem.hpp"
 #include "caffe/sync/local_communicator.hpp"
-#include "caffe/sync/residual_exchange.hpp"
+#include "caffe/syncedmem.hpp"
 #include "caffe/util/io.hpp"
+#include "caffe/util/upgrade_proto.hpp"
 #include "test_util.hpp"
 
 namespace caffe {
@@ -192,6 +192,37 @@ TEST(SolverTest, LegacySolverTypeIsUpgraded) {
   EXPECT_STREQ(solver->type(), "Adam");
 }
 
+// An exchange option that was removed is refused by name, with the line and where its
+// record is; a comment that mentions one, and the options that stay, load.
+TEST(SolverTest, RemovedSyncOptionsAreRefusedByName) {
+  const string dir = MakeTempDir("removed");
+  const string base = "base_lr: 0.1\nmax_iter: 1\nsync_param {\n  method: IWP\n";
+  for (const string option :
+       {"weight_floor: 1", "rescale_residuals: true", "residual_leak: 0.1",
+        "flush_at_rate_drop: true", "flush_at_end: true", "consensus_prior: 0.5",
+        "measure_capture: true", "score: BATCHNORM_AWARE", "score: BATCHNORM_AWARE_CHANNELS"}) {
+    const string file = dir + "/solver.prototxt";
+    WriteFileAtomically(file, base + "  " + option + "\n}\n");
+    SolverParameter param;
+    try {
+      ReadSolverParamsFromTextFile(file, &param);
+      FAIL() << option << ": expected an error";
+    } catch (const Error& e) {
+      const string what = e.what();
+      const string name = option.substr(0, option.find(':'));
+      EXPECT_NE(what.find(file + ":5: sync_param." + name), string::npos) << what;
+      EXPECT_NE(what.find("was removed"), string::npos) << what;
+      EXPECT_NE(what.find("results/iwp_explore/NOTEBOOK.md"), string::npos) << what;
+      if (name == "score") EXPECT_NE(what.find(option.substr(7)), string::npos) << what;
+    }
+  }
+  EXPECT_NO_THROW(RejectRemovedSolverOptions(base + "  # weight_floor: 1 was tried\n}\n", "s"));
+  EXPECT_NO_THROW(RejectRemovedSolverOptions(base + "  score: MAGNITUDE\n}\n", "s"));
+  EXPECT_NO_THROW(RejectRemovedSolverOptions("snapshot_prefix: 'a#flush_at_end: 1'\n", "s"));
+  EXPECT_THROW(RejectRemovedSolverOptions("sync_param { method: IWP flush_at_end: true }", "s"),
+               Error);
+}
+
 // Each policy's rate at several iterations against its formula.
 TEST(SolverTest, LearningRatePolicies) {
   struct Case {
@@ -355,62 +386,6 @@ TEST(SolverTest, OneRankSparseExchangeResumesExactly) {
   for (size_t p = 0; p < a.size(); ++p)
     for (int64_t i = 0; i < a[p]->count(); ++i)
       ASSERT_EQ(a[p]->cpu_data()[i], b[p]->cpu_data()[i]) << "param " << p << " element " << i;
-}
-
-// Everything the residual exchange holds back, summed over the solver's parameters.
-double WaitingResidualSum(Solver& solver, ResidualExchange& exchange) {
-  double sum = 0;
-  for (size_t b = 0; b < solver.net()->learnable_params().size(); ++b) {
-    for (float v : exchange.residual(b)) sum += std::fabs(v);
-  }
-  return sum;
-}
-
-// flush_at_rate_drop through the solver: it tells the exchange the next step's rate,
-// so the step before each multistep drop (to half, at iterations 3 and 7) sends every
-// waiting residual and the steps before it do not.
-TEST(SolverTest, FlushAtRateDropEmptiesTheResidualsBeforeEachDrop) {
-  SolverParameter param = ResumeParam("SGD", MakeTempDir("flush") + "/f");
-  ParseProtoFromText("method: IWP density: 0.2 min_layer_size: 10 flush_at_rate_drop: true",
-                     "<sync>", param.mutable_sync_param());
-  auto solver = SolverRegistry::CreateSolver(param, std::make_shared<Context>());
-  solver->set_gradient_exchange(
-      CreateGradientExchange(param.sync_param(), std::make_shared<LocalCommunicator>()));
-  auto* exchange = dynamic_cast<ResidualExchange*>(solver->gradient_exchange().get());
-  ASSERT_NE(exchange, nullptr);
-  auto waiting = [&]() { return WaitingResidualSum(*solver, *exchange); };
-  const vector<bool> expect_empty = {false, false, true, false, false, false, true, false};
-  for (int t = 0; t < 8; ++t) {
-    solver->Step(1);
-    if (expect_empty[t]) {
-      EXPECT_EQ(waiting(), 0.0) << "iteration " << t << ", the last before a drop";
-    } else {
-      EXPECT_GT(waiting(), 0.0) << "iteration " << t;
-    }
-  }
-}
-
-// flush_at_end through the solver: only its last iteration (max_iter - 1) sends
-// every waiting residual.
-TEST(SolverTest, FlushAtEndEmptiesTheResidualsAtTheLastIterationOnly) {
-  SolverParameter param = ResumeParam("SGD", MakeTempDir("flush_end") + "/f");
-  param.set_max_iter(6);
-  ParseProtoFromText("method: IWP density: 0.2 min_layer_size: 10 flush_at_end: true", "<sync>",
-                     param.mutable_sync_param());
-  auto solver = SolverRegistry::CreateSolver(param, std::make_shared<Context>());
-  solver->set_gradient_exchange(
-      CreateGradientExchange(param.sync_param(), std::make_shared<LocalCommunicator>()));
-  auto* exchange = dynamic_cast<ResidualExchange*>(solver->gradient_exchange().get());
-  ASSERT_NE(exchange, nullptr);
-  for (int t = 0; t < 6; ++t) {
-    solver->Step(1);
-    const double waiting = WaitingResidualSum(*solver, *exchange);
-    if (t == 5) {
-      EXPECT_EQ(waiting, 0.0) << "residuals left after the last iteration";
-    } else {
-      EXPECT_GT(waiting, 0.0) << "iteration " << t;
-    }
-  }
 }
 
 // With momentum correction the exchange applies the momentum, so the weight decay

@@ -331,14 +331,6 @@ int Train() {
       double mean_age = 0;
       solver->gradient_exchange()->CurrentAge(&max_age, &mean_age);
       summary << "; age max " << max_age << " mean " << mean_age;
-      if (s.total_captures() > 0) {
-        summary << "; capture |v| " << s.total_capture(ExchangeStats::MAGNITUDE_CHOSEN)
-                << " (in blobs " << s.total_capture(ExchangeStats::MAGNITUDE_IN_BLOBS) << ", best "
-                << s.total_capture(ExchangeStats::MAGNITUDE_BEST) << ") |v|/|w| "
-                << s.total_capture(ExchangeStats::IMPORTANCE_CHOSEN) << " (in blobs "
-                << s.total_capture(ExchangeStats::IMPORTANCE_IN_BLOBS) << ", best "
-                << s.total_capture(ExchangeStats::IMPORTANCE_BEST) << ")";
-      }
     }
   }
   summary << "; training time " << solver->training_seconds() << " s (test passes excluded)";

@@ -150,14 +150,6 @@ class Net {
   // For each learnable param: whether its owner layer accumulates it from the data
   // (Layer::ParamIsDataStatistic), so that ranks hold different values.
   vector<bool> learnable_param_is_data_statistic() const;
-  // For each learnable param: 0 unless it is the weight of a Convolution,
-  // Deconvolution or InnerProduct whose output only a BatchNorm with batch statistics
-  // reads (on every use), so that the loss does not change with the weight's scale.
-  // For such a weight, the number of equal rows (along its first axis) whose scales
-  // BatchNorm undoes one by one: the output channels' filters of a Convolution or an
-  // InnerProduct, and 1 (only the whole blob's scale) for a Deconvolution or a
-  // transposed InnerProduct, whose channels cut across the blob.
-  vector<int> learnable_param_batchnorm_rows() const;
   // -1 for an owner, else the index (into params()) of the blob it shares.
   const vector<int>& param_owners() const { return param_owners_; }
   // The layer each entry of params() belongs to.
@@ -262,10 +254,6 @@ class Net {
   // loss blobs, which callers read. `purpose` ends the error for an unknown name in
   // `keep` ("to keep in the plain layout").
   std::set<int> BlobsLeftAlone(const std::set<string>& keep, const char* purpose) const;
-  // Whether what `layer` writes to blob `blob_id` is read only by BatchNorm layers
-  // that normalize with batch statistics (one in place ends the question: later
-  // readers see its output).
-  bool OnlyBatchNormReads(int layer, int blob_id) const;
   // The index into learnable_params() of params()[p] (its owner's), or -1.
   int LearnableIndexOf(size_t p) const;
 

@@ -530,52 +530,6 @@ vector<bool> Net::learnable_param_is_data_statistic() const {
   return statistic;
 }
 
-vector<int> Net::learnable_param_batchnorm_rows() const {
-  // -1: no use seen yet; every use of a shared weight must qualify, and the rows are
-  // those every use agrees on.
-  vector<int> rows(learnable_params_.size(), -1);
-  for (size_t p = 0; p < params_.size(); ++p) {
-    const int learnable = LearnableIndexOf(p);
-    if (learnable < 0) continue;
-    const int layer = param_layer_positions_[p].first;
-    const string type = layers_[layer]->type();
-    const LayerParameter& lp = layers_[layer]->layer_param();
-    const bool rows_are_channels =
-        type == "Convolution" || (type == "InnerProduct" && !lp.inner_product_param().transpose());
-    const bool linear = rows_are_channels || type == "Deconvolution" || type == "InnerProduct";
-    const bool qualifies = linear && param_layer_positions_[p].second == 0 &&
-                           top_id_vecs_[layer].size() == 1 &&
-                           OnlyBatchNormReads(layer, top_id_vecs_[layer][0]);
-    const Blob& weight = *params_[p];
-    const int use_rows = !qualifies ? 0 : (rows_are_channels && weight.num_axes() > 0 ? weight.shape(0) : 1);
-    int& state = rows[learnable];
-    state = state < 0 ? use_rows : (state == use_rows ? state : std::min({state, use_rows, 1}));
-  }
-  for (int& r : rows) r = std::max(r, 0);
-  return rows;
-}
-
-bool Net::OnlyBatchNormReads(int layer, int blob_id) const {
-  bool normalized = false;
-  for (size_t l = layer + 1; l < layers_.size(); ++l) {
-    const vector<int>& bottoms = bottom_id_vecs_[l];
-    const vector<int>& tops = top_id_vecs_[l];
-    const bool reads = std::find(bottoms.begin(), bottoms.end(), blob_id) != bottoms.end();
-    const bool writes = std::find(tops.begin(), tops.end(), blob_id) != tops.end();
-    if (!reads) {
-      if (writes) return normalized;
-      continue;
-    }
-    if (string(layers_[l]->type()) != "BatchNorm") return false;
-    const BatchNormParameter& bn = layers_[l]->layer_param().batch_norm_param();
-    const bool global_stats = bn.has_use_global_stats() ? bn.use_global_stats() : phase_ == TEST;
-    if (global_stats) return false;
-    normalized = true;
-    if (writes) return true;
-  }
-  return normalized;
-}
-
 void Net::Backward() {
   if (!layers_.empty()) BackwardFromTo(static_cast<int>(layers_.size()) - 1, 0);
 }

@@ -194,10 +194,8 @@ void Solver::set_gradient_exchange(shared_ptr<GradientExchange> exchange) {
   const vector<bool> receives = net_->learnable_param_receives_gradient();
   const vector<bool> statistic = net_->learnable_param_is_data_statistic();
   const vector<int> ready = net_->learnable_param_ready_layers();
-  const vector<int> batchnorm_rows = net_->learnable_param_batchnorm_rows();
   vector<string> names;
   vector<int> ready_layers;
-  vector<int> exchanged_batchnorm_rows;
   for (size_t p = 0; p < receives.size(); ++p) {
     Blob* blob = net_->learnable_params()[p];
     if (statistic[p]) statistic_params_.push_back(blob);
@@ -206,14 +204,12 @@ void Solver::set_gradient_exchange(shared_ptr<GradientExchange> exchange) {
     exchanged_lr_mults_.push_back(net_->params_lr()[p]);
     names.push_back(net_->learnable_param_names()[p]);
     ready_layers.push_back(ready[p]);
-    exchanged_batchnorm_rows.push_back(batchnorm_rows[p]);
   }
   exchange_->set_param_names(names);
   vector<int64_t> sizes;
   for (Blob* blob : exchanged_params_) sizes.push_back(blob->count());
   exchange_->set_param_sizes(sizes);
   exchange_->set_param_ready_layers(ready_layers);
-  exchange_->set_param_batchnorm_rows(exchanged_batchnorm_rows);
   exchange_->set_gpu_mode(context_->mode() == Mode::GPU);
   // Backward reports its progress so the exchange can start on finished gradients
   // (only in the last pass of iter_size, armed by BeginBackward).
@@ -441,12 +437,7 @@ void Solver::Step(int iters) {
         const float rate = GetLearningRate();
         vector<float> rates;
         for (size_t p = 0; p < exchanged_lr_mults_.size(); ++p) rates.push_back(rate * exchanged_lr_mults_[p]);
-        // The rate the residuals were gathered under: the previous iteration's (also
-        // right after a restore, which resumes at the iteration after the snapshot).
-        const float previous = iter_ > 0 ? GetLearningRateAt(iter_ - 1) : rate;
-        const float next = GetLearningRateAt(iter_ + 1);
-        exchange_->set_step_rates(rates, rate > 0 && previous > 0 ? previous / rate : 1.f,
-                                  rate > 0 ? next / rate : 1.f, iter_ + 1 == param_.max_iter());
+        exchange_->set_step_rates(rates);
       }
       exchange_->Exchange(iter_, exchanged_params_);
     }

@@ -19,10 +19,6 @@ class DeviceResidualKernels : public ResidualKernels {
   BufferMemory memory() const override { return BufferMemory::DEVICE; }
   const ResidualState& Host() const override;
   const float* Residual(size_t b) const override { return residual_[b].as<float>(); }
-  const int32_t* LastSent(size_t b) const override { return last_sent_[b].as<int32_t>(); }
-  const float* KnownImportance(size_t b) const override {
-    return known_importance_.empty() ? nullptr : known_importance_[b].as<float>();
-  }
 
   std::unique_ptr<KernelBuffer> NewBuffer() const override;
   void CopyToHost(const void* from, size_t bytes, void* host) const override;
@@ -31,7 +27,6 @@ class DeviceResidualKernels : public ResidualKernels {
   void Synchronize() const override;
 
   void ClipAndAccumulate(const vector<Blob*>& params, float clip, float momentum) override;
-  void Scale(float factor) override;
   int NonFiniteBlob() const override;
 
   float* GatherSelected(const vector<ResidualSelection>& selections, bool keep_local) override;
@@ -43,8 +38,7 @@ class DeviceResidualKernels : public ResidualKernels {
   int64_t LimitSelected(size_t b, const ResidualSelection& selection, Blob* param, float scale,
                         const float* local) override;
   void RecordKnownImportance(size_t b, const ResidualSelection& selection, const Blob& param,
-                             float epsilon, bool divide_by_weight, bool per_step,
-                             int32_t iter) override;
+                             float epsilon, bool divide_by_weight) override;
   void AddSelected(size_t b, const ResidualSelection& selection, const float* values) override;
   void Subtract(size_t b, const float* values) override;
 

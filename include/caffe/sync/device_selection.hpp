@@ -35,16 +35,8 @@ struct DeviceSelectionWorkspace {
 };
 
 // importance[i] = |v[i]| / (|w[i]| + added), as IwpExchange computes it (added:
-// epsilon plus the weight floor), or |v[i]| / added when w is null.
+// epsilon), or |v[i]| / added when w is null.
 void DeviceImportance(const float* v, const float* w, int64_t n, float added, float* importance);
-// importance[i] = |v[i]| / (RMS of row r's weights + added) for i in row r, the n
-// values being `rows` rows of `length` (score: BATCHNORM_AWARE_CHANNELS).
-void DeviceRowRmsImportance(const float* v, const float* w, int64_t rows, int64_t length,
-                            float added, float* importance);
-// importance[i] = ConsensusScore(importance[i], known[i], iter - last_sent[i], weight)
-// (consensus_prior.hpp).
-void DeviceBlendPrior(const float* known, const int32_t* last_sent, int64_t n, int32_t iter,
-                      float weight, float* importance);
 // out[i] = |x[i]| (TOPK_ALLGATHER ranks by plain magnitude).
 void DeviceAbs(const float* x, int64_t n, float* out);
 
@@ -85,11 +77,9 @@ void DeviceScatterAdd(const float* values, const int32_t* indices, int64_t count
 void DeviceClearAt(const int32_t* indices, int64_t count, float* v, float* u);
 
 // known[i] = |applied[i]| / (|w[i]| + epsilon), or |applied[i]| without
-// divide_by_weight, at i = indices[j] (at i = j for j < count when indices is null);
-// divided by StepsWaited(iter, last_sent[i]) when last_sent is not null.
+// divide_by_weight, at i = indices[j] (at i = j for j < count when indices is null).
 void DeviceRecordImportance(const float* applied, const float* w, const int32_t* indices,
-                            int64_t count, float epsilon, bool divide_by_weight,
-                            const int32_t* last_sent, int32_t iter, float* known);
+                            int64_t count, float epsilon, bool divide_by_weight, float* known);
 // last_sent[indices[j]] = iter.
 void DeviceMarkSent(const int32_t* indices, int64_t count, int32_t iter, int32_t* last_sent);
 // x[i] = value.

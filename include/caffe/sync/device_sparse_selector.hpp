@@ -16,8 +16,6 @@ namespace caffe {
 
 class DeviceSparseSelector : public SelectionKernels {
  public:
-  void BlendPrior(size_t j, const float* known, const int32_t* last_sent, int32_t iter,
-                  float weight) override;
   void Sums(size_t j, double* sum, double* sum_squares) override;
   float KthLargest(ImportanceSpan span, int64_t k) override;
   float KthLargestAt(ImportanceSpan span, const vector<int64_t>& positions, int64_t k) override;
@@ -27,9 +25,8 @@ class DeviceSparseSelector : public SelectionKernels {
 
  protected:
   void FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                      const vector<const float*>& residuals, const vector<float>& added,
-                      const vector<bool>& by_weight, const vector<int64_t>& rows) override;
-  double WeightMeanSquare(const Blob& blob) override;
+                      const vector<const float*>& residuals, float epsilon,
+                      bool divide_by_weight) override;
 
  private:
   const float* importance(int64_t begin) const { return importance_.as<float>() + begin; }

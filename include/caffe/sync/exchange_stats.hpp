@@ -11,8 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "caffe/sync/capture_probe.hpp"
-
 namespace caffe {
 
 struct BlobSelection {
@@ -65,29 +63,6 @@ class ExchangeStats {
   }
   int64_t window_zero_arrivals() const { return window_zero_arrivals_; }
   int64_t total_zero_arrivals() const { return total_zero_arrivals_; }
-  // The capture probe's shares of one step (sync_param.measure_capture, see
-  // capture_probe.hpp): of the ranks' summed residual, what the chosen coordinates
-  // held, what the best as many in each blob would, and the best as many overall; in
-  // magnitude |V| and in importance |V| / (|w| + epsilon).
-  enum CaptureMeasure {
-    MAGNITUDE_CHOSEN, MAGNITUDE_IN_BLOBS, MAGNITUDE_BEST,
-    IMPORTANCE_CHOSEN, IMPORTANCE_IN_BLOBS, IMPORTANCE_BEST, kNumCapture
-  };
-  void AddCapture(const CaptureShares& magnitude, const CaptureShares& importance) {
-    const double shares[kNumCapture] = {magnitude.chosen,  magnitude.in_blobs,  magnitude.best,
-                                        importance.chosen, importance.in_blobs, importance.best};
-    for (int c = 0; c < kNumCapture; ++c) {
-      window_capture_[c] += shares[c];
-      total_capture_[c] += shares[c];
-    }
-    ++window_captures_;
-    ++total_captures_;
-  }
-  // Means over the window's (the whole run's) probed steps; 0 when none was probed.
-  int64_t window_captures() const { return window_captures_; }
-  double window_capture(CaptureMeasure c) const { return Mean(window_capture_[c], window_captures_); }
-  int64_t total_captures() const { return total_captures_; }
-  double total_capture(CaptureMeasure c) const { return Mean(total_capture_[c], total_captures_); }
   // Closes a step: `bytes_sent` is what this rank put on the wire, `dense_bytes`
   // what a dense ring all-reduce would have sent, `density` the target in force.
   // `steady`: the step counts in the after-warm-up totals (sparse_*): by default
@@ -103,18 +78,6 @@ class ExchangeStats {
   // Bytes sent between steps (data statistics averaged before a test or a
   // snapshot): they count in the window and the totals like a step's.
   void AddSideBytes(int64_t bytes);
-  // The staleness of the sparse blobs' coordinates after the last step: the largest
-  // and the mean number of steps since a coordinate was last sent.
-  void SetAge(int64_t max_age, double mean_age) {
-    max_age_ = max_age;
-    mean_age_ = mean_age;
-    window_max_age_ = std::max(window_max_age_, max_age);
-  }
-  int64_t max_age() const { return max_age_; }
-  double mean_age() const { return mean_age_; }
-  // The largest age seen in the window.
-  int64_t window_max_age() const { return window_max_age_; }
-
   void ResetWindow();
   void OpenCsv(const std::string& path);
 
@@ -154,13 +117,8 @@ class ExchangeStats {
   double total_seconds_[kNumPhases] = {};
   float last_density_ = 1;
   bool last_steady_ = false;
-  int64_t max_age_ = 0, window_max_age_ = 0;
   int64_t window_capped_ = 0, total_capped_ = 0;
   int64_t window_zero_arrivals_ = 0, total_zero_arrivals_ = 0;
-  double mean_age_ = 0;
-  double window_capture_[kNumCapture] = {}, total_capture_[kNumCapture] = {};
-  int64_t window_captures_ = 0, total_captures_ = 0;
-  static double Mean(double sum, int64_t count) { return count > 0 ? sum / count : 0.0; }
   int64_t sparse_steps_ = 0, sparse_elements_ = 0, sparse_sent_ = 0, sparse_bytes_ = 0;
   double sparse_dense_bytes_ = 0;
   std::unique_ptr<std::ofstream> csv_;

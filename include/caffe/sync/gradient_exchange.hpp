@@ -35,31 +35,15 @@ class GradientExchange {
   // momentum correction) takes it and returns true, and the solver then runs plain SGD.
   virtual bool TakeOverMomentum(float momentum) { return false; }
   // Before each Exchange: the rate the solver will apply to each blob's diff (base
-  // rate x lr_mult), for a rate limit (SyncParameter.max_relative_step), the previous
-  // step's base rate over this one's (SyncParameter.rescale_residuals), and the next
-  // step's base rate over this one's (SyncParameter.flush_at_rate_drop), and whether
-  // this is the solver's last iteration (SyncParameter.flush_at_end).
-  void set_step_rates(const vector<float>& rates, float rate_change = 1.f,
-                      float next_rate_change = 1.f, bool last_step = false) {
-    step_rates_ = rates;
-    rate_change_ = rate_change;
-    next_rate_change_ = next_rate_change;
-    last_step_ = last_step;
-  }
+  // rate x lr_mult), for a rate limit (SyncParameter.max_relative_step).
+  void set_step_rates(const vector<float>& rates) { step_rates_ = rates; }
   // Whether the solver must call set_step_rates before each Exchange.
-  bool wants_step_rates() const {
-    return param_.max_relative_step() > 0 || param_.rescale_residuals() ||
-           param_.flush_at_rate_drop() || param_.flush_at_end();
-  }
+  bool wants_step_rates() const { return param_.max_relative_step() > 0; }
 
   // What the solver knows about its net: for each parameter, the layer after whose
   // backward its gradient is final (Net::learnable_param_ready_layers), and whether
   // the diffs live on a GPU.
   void set_param_ready_layers(const vector<int>& layers) { param_ready_layers_ = layers; }
-  // For each parameter: 0 unless BatchNorm normalizes its layer's output away, else
-  // the rows whose scales it undoes one by one (Net::learnable_param_batchnorm_rows;
-  // the BATCHNORM_AWARE scores read it).
-  void set_param_batchnorm_rows(const vector<int>& rows) { param_batchnorm_rows_ = rows; }
   void set_gpu_mode(bool gpu) { gpu_mode_ = gpu; }
   // The solver is about to run the backward pass of step `iter` whose gradients
   // Exchange will combine, and then reports each layer as backward finishes it; an
@@ -120,11 +104,7 @@ class GradientExchange {
   vector<string> param_names_;
   vector<int64_t> param_sizes_;
   vector<int> param_ready_layers_;
-  vector<int> param_batchnorm_rows_;
   vector<float> step_rates_;
-  float rate_change_ = 1.f;
-  float next_rate_change_ = 1.f;
-  bool last_step_ = false;
   bool gpu_mode_ = false;
   ExchangeStats stats_;
 };

@@ -15,10 +15,6 @@ class HostResidualKernels : public ResidualKernels {
   BufferMemory memory() const override { return BufferMemory::HOST; }
   const ResidualState& Host() const override { return state_; }
   const float* Residual(size_t b) const override { return state_.residual[b].data(); }
-  const int32_t* LastSent(size_t b) const override { return state_.last_sent[b].data(); }
-  const float* KnownImportance(size_t b) const override {
-    return state_.known_importance.empty() ? nullptr : state_.known_importance[b].data();
-  }
 
   std::unique_ptr<KernelBuffer> NewBuffer() const override;
   void CopyToHost(const void* from, size_t bytes, void* host) const override;
@@ -30,7 +26,6 @@ class HostResidualKernels : public ResidualKernels {
   bool ClipAndAccumulateBucket(const vector<Blob*>& params, const vector<size_t>& blobs, float clip,
                                float momentum, bool first) override;
   void CopySelected(size_t b, const ResidualSelection& selection, float* out) const override;
-  void Scale(float factor) override;
   int NonFiniteBlob() const override { return nonfinite_blob_; }
 
   float* GatherSelected(const vector<ResidualSelection>& selections, bool keep_local) override;
@@ -42,8 +37,7 @@ class HostResidualKernels : public ResidualKernels {
   int64_t LimitSelected(size_t b, const ResidualSelection& selection, Blob* param, float scale,
                         const float* local) override;
   void RecordKnownImportance(size_t b, const ResidualSelection& selection, const Blob& param,
-                             float epsilon, bool divide_by_weight, bool per_step,
-                             int32_t iter) override;
+                             float epsilon, bool divide_by_weight) override;
   void AddSelected(size_t b, const ResidualSelection& selection, const float* values) override;
   void Subtract(size_t b, const float* values) override;
 

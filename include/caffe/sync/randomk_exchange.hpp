@@ -1,6 +1,6 @@
 // Baseline: each step a random k of every sparse blob's coordinates, drawn from a
 // seed all ranks share (so no indices travel), is all-reduced; the rest stays in the
-// residual. Same traffic as IWP at equal density, without importance.
+// residual. IWP's values at equal density, without its index message or importance.
 #ifndef CAFFE_SYNC_RANDOMK_EXCHANGE_HPP_
 #define CAFFE_SYNC_RANDOMK_EXCHANGE_HPP_
 

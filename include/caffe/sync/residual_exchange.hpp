@@ -1,5 +1,6 @@
-// The shared part of every sparse method (IWP, FIXED_THRESHOLD, TOPK_ALLGATHER,
-// RANDOMK): each rank keeps a residual v per parameter blob. A step
+// The error feedback every compressing method shares (IWP, FIXED_THRESHOLD,
+// TOPK_ALLGATHER, RANDOMK, SCALECOM, and POWERSGD, whose approximation is taken from
+// v): each rank keeps a residual v per parameter blob. A step
 //   clips the local gradient (clip_norm / sqrt(N)), adds it (or, with momentum
 //   correction, the velocity u = m u + g) into v, lets the method choose what to
 //   send, and zeroes what was sent (v and u: momentum masking).
@@ -15,8 +16,8 @@
 //
 // The state and the arithmetic on it live in ResidualKernels (residual_kernels.hpp),
 // chosen at the first step: the device kernels in GPU mode (CUDA builds with a device;
-// all four sparse methods support it), where v and u stay on the device and the whole
-// step runs there, else the host ones. Each step below is written once against them;
+// the methods whose SupportsDeviceResiduals says so), where v and u stay on the device and the
+// whole step runs there, else the host ones. Each step below is written once against them;
 // collectives on the kernels' arrays go over the communicator that takes their memory
 // (NCCL when the transport has it, else through host memory and comm_).
 #ifndef CAFFE_SYNC_RESIDUAL_EXCHANGE_HPP_
@@ -111,10 +112,6 @@ class ResidualExchange : public GradientExchange {
   void AllGatherBytes(const void* in, int64_t bytes, void* out);
   // Blob b travels whole every step (the budget plan).
   bool IsDenseBlob(size_t b) const { return dense_blob_[b]; }
-  // For each blob: 0 where its importance is over |w| (or |v| alone); r > 0 where it
-  // is |v| over the RMS weight of each of its r rows (the BATCHNORM_AWARE scores, for
-  // a weight whose output BatchNorm normalizes: 1 row is the whole blob).
-  vector<int> RmsRows() const;
   // The step being exchanged (set by Exchange before ExchangeSparse runs).
   int current_iter() const { return current_iter_; }
 
@@ -123,12 +120,8 @@ class ResidualExchange : public GradientExchange {
   // rank with no message. Needs TrackKnownImportance().
   vector<int32_t> StochasticDraw(size_t b, double expected);
   // From now on ReduceSelected remembers |applied| / (|w| + epsilon) of each value it
-  // sends (the m of the stochastic draw), with per_step_waited divided by the steps
-  // the value had waited (the consensus prior's k). Call before the first step.
-  void TrackKnownImportance(bool per_step_waited) {
-    track_known_importance_ = true;
-    known_per_step_ = per_step_waited;
-  }
+  // sends (the m of the stochastic draw). Call before the first step.
+  void TrackKnownImportance() { track_known_importance_ = true; }
 
   // ---- Buckets of an overlapped step (BeginBackward). The blobs, in the order backward
   // finishes them, are cut into buckets at layer boundaries; each bucket's values are
@@ -246,13 +239,6 @@ class ResidualExchange : public GradientExchange {
   std::optional<ResidualState> restored_;
   vector<bool> dense_blob_;
   bool track_known_importance_ = false;
-  bool known_per_step_ = false;
-  // The capture probe (measure_capture): the ranks' summed residual of the sparse
-  // blobs before this step's selection, found by a dense all-reduce; returns the
-  // bytes that cost (left out of the step's). RecordCapture then scores the choice.
-  int64_t SumResidualsForProbe(const vector<Blob*>& params);
-  void RecordCapture(const vector<Blob*>& params);
-  vector<float> probe_summed_;
   // What this rank's roundings took off the values of the last FP16 all-reduce, and
   // its sent values less that (the rate limit's shares).
   vector<float> rounding_, travelled_;

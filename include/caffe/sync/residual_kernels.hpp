@@ -71,10 +71,6 @@ class ResidualKernels {
   bool tracks_known_importance() const { return tracks_known_importance_; }
   // Blob b's v in kernel memory, for a method's own selection.
   virtual const float* Residual(size_t b) const = 0;
-  // Blob b's last-sent iterations and (when tracked) known importances in kernel
-  // memory, for IWP's consensus prior.
-  virtual const int32_t* LastSent(size_t b) const = 0;
-  virtual const float* KnownImportance(size_t b) const = 0;
 
   // ---- Kernel memory
 
@@ -106,8 +102,6 @@ class ResidualKernels {
   // `out`; safe beside work on other blobs (the bucket's values, gathered on the comm
   // thread while backward goes on).
   virtual void CopySelected(size_t b, const ResidualSelection& selection, float* out) const;
-  // v (and u where kept) of every blob times `factor` (SyncParameter.rescale_residuals).
-  virtual void Scale(float factor) = 0;
   // The first blob whose v the last ClipAndAccumulate left not finite, or -1. The device
   // kernels read it back only when asked (after some rank reported one).
   virtual int NonFiniteBlob() const = 0;
@@ -136,12 +130,9 @@ class ResidualKernels {
   virtual int64_t LimitSelected(size_t b, const ResidualSelection& selection, Blob* param,
                                 float scale, const float* local) = 0;
   // known = |diff| / (|w| + epsilon), or |diff| without divide_by_weight, at blob b's
-  // selection (with TrackKnownImportance only). With per_step it is also divided by
-  // the steps each coordinate waited, iter - its last-sent iteration (at least 1): call
-  // it before ClearSelected marks the selection sent at iter.
+  // selection (with TrackKnownImportance only).
   virtual void RecordKnownImportance(size_t b, const ResidualSelection& selection,
-                                     const Blob& param, float epsilon, bool divide_by_weight,
-                                     bool per_step, int32_t iter) = 0;
+                                     const Blob& param, float epsilon, bool divide_by_weight) = 0;
 
   // v of blob b += values at its selection of the last gather (what the wire's
   // rounding removed from the values sent: SyncParameter.value_encoding FP16).

@@ -30,28 +30,18 @@ class SelectionKernels {
  public:
   virtual ~SelectionKernels() = default;
 
-  // I = |v| / (|w| + weight_floor x RMS_j + epsilon) (or |v| without
-  // divide_by_weight) for each params[blobs[j]], with v = residuals[blobs[j]] and
-  // RMS_j the root mean square of that blob's weights, concatenated in list order.
-  // A blob b with rms_rows[b] = r > 0 (the BATCHNORM_AWARE scores) gets |v| / (RMS +
-  // epsilon) instead, RMS being that of its whole row when it is cut into r equal rows
-  // (r = 1: the blob's). Replaces the previous step's importances. The residuals are in
-  // the kernels' memory: host arrays for HostSelectionKernels, device arrays for the
-  // device kernels (which read the weights there too).
+  // I = |v| / (|w| + epsilon) (or |v| without divide_by_weight) for each
+  // params[blobs[j]], with v = residuals[blobs[j]], concatenated in list order.
+  // Replaces the previous step's importances. The residuals are in the kernels'
+  // memory: host arrays for HostSelectionKernels, device arrays for the device kernels
+  // (which read the weights there too).
   void ComputeImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
                          const vector<const float*>& residuals, float epsilon,
-                         float weight_floor = 0, bool divide_by_weight = true,
-                         const vector<int>& rms_rows = {});
+                         bool divide_by_weight = true);
   size_t blobs() const { return sizes_.size(); }
   ImportanceSpan Span(size_t j) const { return {offsets_[j], sizes_[j]}; }
   ImportanceSpan All() const { return {0, total_}; }
 
-  // The consensus prior (consensus_prior.hpp): blob j's importances become
-  // ConsensusScore(importance_i, known[i], iter - last_sent[i], weight), known and
-  // last_sent being that blob's known importances per step and last-sent iterations
-  // in the kernels' memory (ResidualKernels::KnownImportance, LastSent).
-  virtual void BlendPrior(size_t j, const float* known, const int32_t* last_sent, int32_t iter,
-                          float weight) = 0;
   // Sum and sum of squares of blob j's importances, accumulated in double.
   virtual void Sums(size_t j, double* sum, double* sum_squares) = 0;
   // The k-th largest importance in `span` (1 <= k <= span.count).
@@ -69,15 +59,12 @@ class SelectionKernels {
   virtual vector<int32_t> SelectTopK(size_t j, int64_t k, float* threshold) = 0;
 
  protected:
-  // Fills the importances of the listed blobs, blob j at offsets[j] (the offsets and
-  // sizes are already set when this runs): |v| / (|w| + added[j]) with
-  // by_weight[j]; else, with rows[j] > 1, |v| / (RMS weight of its row + added[j]) for
-  // each of rows[j] equal rows; else |v| / added[j].
+  // Fills the importances of the listed blobs, blob j at offsets_[j] (the offsets and
+  // sizes are already set when this runs): |v| / (|w| + epsilon) with
+  // divide_by_weight, else |v|.
   virtual void FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                              const vector<const float*>& residuals, const vector<float>& added,
-                              const vector<bool>& by_weight, const vector<int64_t>& rows) = 0;
-  // The mean of the squared weights of `blob`, read where the kernels work.
-  virtual double WeightMeanSquare(const Blob& blob) = 0;
+                              const vector<const float*>& residuals, float epsilon,
+                              bool divide_by_weight) = 0;
 
   vector<int64_t> offsets_, sizes_;
   int64_t total_ = 0;
@@ -85,8 +72,6 @@ class SelectionKernels {
 
 class HostSelectionKernels : public SelectionKernels {
  public:
-  void BlendPrior(size_t j, const float* known, const int32_t* last_sent, int32_t iter,
-                  float weight) override;
   void Sums(size_t j, double* sum, double* sum_squares) override;
   float KthLargest(ImportanceSpan span, int64_t k) override;
   float KthLargestAt(ImportanceSpan span, const vector<int64_t>& positions, int64_t k) override;
@@ -96,9 +81,8 @@ class HostSelectionKernels : public SelectionKernels {
 
  protected:
   void FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                      const vector<const float*>& residuals, const vector<float>& added,
-                      const vector<bool>& by_weight, const vector<int64_t>& rows) override;
-  double WeightMeanSquare(const Blob& blob) override;
+                      const vector<const float*>& residuals, float epsilon,
+                      bool divide_by_weight) override;
 
  private:
   vector<float> importance_;

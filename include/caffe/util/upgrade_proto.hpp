@@ -16,6 +16,11 @@ bool UpgradeNetAsNeeded(const std::string& source, NetParameter* param);
 // `solver_type: NESTEROV` becomes `type: "Nesterov"`.
 bool UpgradeSolverAsNeeded(const std::string& source, SolverParameter* param);
 
+// Refuses a solver text (from `source`) that sets an exchange option that was
+// removed, with one line naming the file, the line and the option and where its record
+// is, instead of the parser's "no field named". The options are listed in the .cpp.
+void RejectRemovedSolverOptions(const std::string& text, const std::string& source);
+
 // Read + upgrade in one step.
 void ReadNetParamsFromTextFile(const std::string& filename, NetParameter* param);
 void ReadNetParamsFromBinaryFile(const std::string& filename, NetParameter* param);

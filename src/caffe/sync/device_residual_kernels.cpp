@@ -92,14 +92,6 @@ void DeviceResidualKernels::ClipAndAccumulate(const vector<Blob*>& params, float
   host_behind_ = true;
 }
 
-void DeviceResidualKernels::Scale(float factor) {
-  for (size_t b = 0; b < blobs(); ++b) {
-    math::gpu_scal(count(b), factor, residual_[b].as<float>());
-    if (float* u = velocity(b)) math::gpu_scal(count(b), factor, u);
-  }
-  host_behind_ = true;
-}
-
 int DeviceResidualKernels::NonFiniteBlob() const {
   const vector<int32_t> flags = health_.DownloadVector<int32_t>(blobs());
   for (size_t b = 0; b < flags.size(); ++b) {
@@ -196,12 +188,10 @@ int64_t DeviceResidualKernels::LimitSelected(size_t b, const ResidualSelection& 
 
 void DeviceResidualKernels::RecordKnownImportance(size_t b, const ResidualSelection& selection,
                                                   const Blob& param, float epsilon,
-                                                  bool divide_by_weight, bool per_step,
-                                                  int32_t iter) {
+                                                  bool divide_by_weight) {
   const int32_t* at = selection.all ? nullptr : SelectedIndices(b);
   const int64_t k = selection.all ? param.count() : static_cast<int64_t>(selection.indices.size());
   DeviceRecordImportance(param.gpu_diff(), param.gpu_data(), at, k, epsilon, divide_by_weight,
-                         per_step ? last_sent_[b].as<int32_t>() : nullptr, iter,
                          known_importance_[b].as<float>());
   host_behind_ = true;
 }

@@ -3,18 +3,16 @@
 // reproduces them.
 #include "caffe/sync/device_selection.hpp"
 
-#include <cub/block/block_reduce.cuh>
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_reduce.cuh>
-#include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_select.cuh>
 #include <limits>
 
-#include "caffe/sync/consensus_prior.hpp"
 #include "caffe/sync/shared_random.hpp"
 #include "caffe/util/device_alternate.hpp"
 #include "caffe/util/device_kernels.cuh"
@@ -51,27 +49,6 @@ __global__ void ImportanceKernel(const float* v, const float* w, int64_t n, floa
                                  float* importance) {
   CUDA_GRID_STRIDE_LOOP(i, n) {
     importance[i] = fabsf(v[i]) / ((w != nullptr ? fabsf(w[i]) : 0.f) + epsilon);
-  }
-}
-
-// One block per row: the row's sum of squared weights (in double, as the host sums),
-// then each |v| over the row's RMS.
-__global__ void RowRmsImportanceKernel(const float* v, const float* w, int64_t length,
-                                       float added, float* importance) {
-  using Reduce = cub::BlockReduce<double, kCudaThreads>;
-  __shared__ typename Reduce::TempStorage storage;
-  __shared__ float divisor;
-  const int64_t begin = static_cast<int64_t>(blockIdx.x) * length;
-  double squares = 0;
-  for (int64_t i = threadIdx.x; i < length; i += blockDim.x) {
-    const double x = w[begin + i];
-    squares += x * x;
-  }
-  const double total = Reduce(storage).Sum(squares);
-  if (threadIdx.x == 0) divisor = static_cast<float>(sqrt(total / length)) + added;
-  __syncthreads();
-  for (int64_t i = threadIdx.x; i < length; i += blockDim.x) {
-    importance[begin + i] = fabsf(v[begin + i]) / divisor;
   }
 }
 
@@ -186,21 +163,10 @@ struct AtLeastThreshold {
 
 __global__ void MagnitudeImportanceKernel(const float* applied, const float* w,
                                           const int32_t* indices, int64_t count, float epsilon,
-                                          bool divide_by_weight, const int32_t* last_sent,
-                                          int32_t iter, float* known) {
+                                          bool divide_by_weight, float* known) {
   CUDA_GRID_STRIDE_LOOP(j, count) {
     const int64_t i = indices != nullptr ? indices[j] : j;
-    const float value =
-        divide_by_weight ? fabsf(applied[i]) / (fabsf(w[i]) + epsilon) : fabsf(applied[i]);
-    known[i] = last_sent != nullptr ? value / static_cast<float>(StepsWaited(iter, last_sent[i]))
-                                    : value;
-  }
-}
-
-__global__ void BlendPriorKernel(const float* known, const int32_t* last_sent, int64_t n,
-                                 int32_t iter, float weight, float* importance) {
-  CUDA_GRID_STRIDE_LOOP(i, n) {
-    importance[i] = ConsensusScore(importance[i], known[i], iter - last_sent[i], weight);
+    known[i] = divide_by_weight ? fabsf(applied[i]) / (fabsf(w[i]) + epsilon) : fabsf(applied[i]);
   }
 }
 
@@ -275,14 +241,6 @@ float SortedDescendingAt(const float* x, int64_t n, int64_t k, DeviceSelectionWo
 void DeviceImportance(const float* v, const float* w, int64_t n, float epsilon, float* importance) {
   if (n <= 0) return;
   ImportanceKernel<<<CudaGridBlocks(n), kCudaThreads>>>(v, w, n, epsilon, importance);
-  CUDA_CHECK(cudaPeekAtLastError());
-}
-
-void DeviceRowRmsImportance(const float* v, const float* w, int64_t rows, int64_t length,
-                            float added, float* importance) {
-  if (rows <= 0 || length <= 0) return;
-  RowRmsImportanceKernel<<<static_cast<unsigned>(rows), kCudaThreads>>>(v, w, length, added,
-                                                                         importance);
   CUDA_CHECK(cudaPeekAtLastError());
 }
 
@@ -405,19 +363,10 @@ void DeviceClearAt(const int32_t* indices, int64_t count, float* v, float* u) {
 }
 
 void DeviceRecordImportance(const float* applied, const float* w, const int32_t* indices,
-                            int64_t count, float epsilon, bool divide_by_weight,
-                            const int32_t* last_sent, int32_t iter, float* known) {
+                            int64_t count, float epsilon, bool divide_by_weight, float* known) {
   if (count <= 0) return;
   MagnitudeImportanceKernel<<<CudaGridBlocks(count), kCudaThreads>>>(
-      applied, w, indices, count, epsilon, divide_by_weight, last_sent, iter, known);
-  CUDA_CHECK(cudaPeekAtLastError());
-}
-
-void DeviceBlendPrior(const float* known, const int32_t* last_sent, int64_t n, int32_t iter,
-                      float weight, float* importance) {
-  if (n <= 0) return;
-  BlendPriorKernel<<<CudaGridBlocks(n), kCudaThreads>>>(known, last_sent, n, iter, weight,
-                                                        importance);
+      applied, w, indices, count, epsilon, divide_by_weight, known);
   CUDA_CHECK(cudaPeekAtLastError());
 }
 

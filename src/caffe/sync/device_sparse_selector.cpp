@@ -7,33 +7,15 @@
 namespace caffe {
 
 void DeviceSparseSelector::FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                                          const vector<const float*>& residuals,
-                                          const vector<float>& added,
-                                          const vector<bool>& by_weight,
-                                          const vector<int64_t>& rows) {
+                                          const vector<const float*>& residuals, float epsilon,
+                                          bool divide_by_weight) {
   importance_.Reserve(total_ * sizeof(float));
   for (size_t j = 0; j < blobs.size(); ++j) {
-    float* out = importance_.as<float>() + offsets_[j];
-    if (!by_weight[j] && rows[j] > 1) {
-      DeviceRowRmsImportance(residuals[blobs[j]], params[blobs[j]]->gpu_data(), rows[j],
-                             sizes_[j] / rows[j], added[j], out);
-      continue;
-    }
-    const float* w = by_weight[j] ? params[blobs[j]]->gpu_data() : nullptr;
-    DeviceImportance(residuals[blobs[j]], w, sizes_[j], added[j], out);
+    // Without the weight, |v| / (0 + 1) is |v|.
+    const float* w = divide_by_weight ? params[blobs[j]]->gpu_data() : nullptr;
+    DeviceImportance(residuals[blobs[j]], w, sizes_[j], divide_by_weight ? epsilon : 1.f,
+                     importance_.as<float>() + offsets_[j]);
   }
-}
-
-void DeviceSparseSelector::BlendPrior(size_t j, const float* known, const int32_t* last_sent,
-                                      int32_t iter, float weight) {
-  DeviceBlendPrior(known, last_sent, sizes_[j], iter, weight,
-                   importance_.as<float>() + offsets_[j]);
-}
-
-double DeviceSparseSelector::WeightMeanSquare(const Blob& blob) {
-  double sum = 0, squares = 0;
-  DeviceSumAndSquares(blob.gpu_data(), blob.count(), &sum, &squares, &workspace_);
-  return squares / blob.count();
 }
 
 void DeviceSparseSelector::Suppress(size_t j, const vector<int32_t>& indices) {

@@ -54,11 +54,8 @@ void ExchangeStats::ResetWindow() {
     window_seconds_[p] = 0;
   }
   window_steps_ = window_elements_ = window_sent_ = window_bytes_ = 0;
-  window_max_age_ = 0;
   window_capped_ = 0;
   window_zero_arrivals_ = 0;
-  std::fill(window_capture_, window_capture_ + kNumCapture, 0.0);
-  window_captures_ = 0;
   window_dense_bytes_ = 0;
 }
 

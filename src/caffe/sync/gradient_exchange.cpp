@@ -122,17 +122,6 @@ std::string GradientExchange::Summary() const {
                   100.0 * s.window_zero_arrivals() / s.window_sent());
     out += line;
   }
-  if (s.window_captures() > 0) {
-    std::snprintf(line, sizeof(line),
-                  ", capture |v| %.3f (in blobs %.3f, best %.3f) |v|/|w| %.3f (in blobs %.3f, best %.3f)",
-                  s.window_capture(ExchangeStats::MAGNITUDE_CHOSEN),
-                  s.window_capture(ExchangeStats::MAGNITUDE_IN_BLOBS),
-                  s.window_capture(ExchangeStats::MAGNITUDE_BEST),
-                  s.window_capture(ExchangeStats::IMPORTANCE_CHOSEN),
-                  s.window_capture(ExchangeStats::IMPORTANCE_IN_BLOBS),
-                  s.window_capture(ExchangeStats::IMPORTANCE_BEST));
-    out += line;
-  }
   return out;
 }
 
@@ -164,8 +153,6 @@ void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
   CAFFE_REQUIRE(p.sample_fraction() > 0 && p.sample_fraction() <= 1)
       << where << "sample_fraction must lie in (0, 1], found " << p.sample_fraction();
   CAFFE_REQUIRE(p.min_layer_size() >= 0) << where << "min_layer_size must not be negative";
-  CAFFE_REQUIRE(p.weight_floor() >= 0 && std::isfinite(p.weight_floor()))
-      << where << "weight_floor must be >= 0, found " << p.weight_floor();
   CAFFE_REQUIRE(p.powersgd_rank() >= 1)
       << where << "powersgd_rank must be at least 1, found " << p.powersgd_rank();
   CAFFE_REQUIRE(p.scalecom_beta() > 0 && p.scalecom_beta() <= 1)
@@ -180,23 +167,6 @@ void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
     CAFFE_REQUIRE(p.max_relative_step() == 0)
         << where << "max_relative_step does not apply to method POWERSGD";
   }
-  CAFFE_REQUIRE(p.residual_leak() >= 0 && p.residual_leak() < 1)
-      << where << "residual_leak must lie in [0, 1), found " << p.residual_leak();
-  CAFFE_REQUIRE(p.residual_leak() == 0 || p.method() != SyncParameter::DENSE)
-      << where << "residual_leak needs a method that keeps residuals (not DENSE)";
-  CAFFE_REQUIRE(!p.flush_at_rate_drop() || p.method() != SyncParameter::DENSE)
-      << where << "flush_at_rate_drop needs a method that keeps residuals (not DENSE)";
-  CAFFE_REQUIRE(!p.flush_at_end() || p.method() != SyncParameter::DENSE)
-      << where << "flush_at_end needs a method that keeps residuals (not DENSE)";
-  CAFFE_REQUIRE(p.consensus_prior() >= 0 && p.consensus_prior() <= 1)
-      << where << "consensus_prior must lie in [0, 1], found " << p.consensus_prior();
-  CAFFE_REQUIRE(p.consensus_prior() == 0 || p.method() == SyncParameter::IWP)
-      << where << "consensus_prior applies to method IWP only (it blends the leader's score)";
-  CAFFE_REQUIRE(p.consensus_prior() == 0 || (p.score() != SyncParameter::BATCHNORM_AWARE &&
-                                              p.score() != SyncParameter::BATCHNORM_AWARE_CHANNELS))
-      << where << "consensus_prior cannot be combined with score: "
-      << SyncParameter::Score_Name(p.score()) << " (it blends scores of one scale, and that "
-      << "score ranks some blobs over their RMS weight)";
   // Block-scaled bytes round small values to zero against their block's largest: only
   // the methods whose residuals keep what a rounding removes may use them.
   const bool keeps_residuals = p.method() == SyncParameter::IWP ||

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "caffe/sync/consensus_prior.hpp"
 #include "caffe/sync/host_passes.hpp"
 #include "caffe/sync/shared_random.hpp"
 #include "caffe/sync/top_k.hpp"
@@ -43,14 +42,6 @@ void HostResidualKernels::CopyFromHost(const void* host, size_t bytes, void* to)
 
 void HostResidualKernels::Copy(const void* from, size_t bytes, void* to) const {
   if (bytes > 0 && from != to) std::memcpy(to, from, bytes);
-}
-
-void HostResidualKernels::Scale(float factor) {
-  for (auto* arrays : {&state_.residual, &state_.velocity}) {
-    for (vector<float>& x : *arrays) {
-      for (float& value : x) value *= factor;
-    }
-  }
 }
 
 void HostResidualKernels::ClipAndAccumulate(const vector<Blob*>& params, float clip,
@@ -217,16 +208,13 @@ void HostResidualKernels::Subtract(size_t b, const float* values) {
 
 void HostResidualKernels::RecordKnownImportance(size_t b, const ResidualSelection& selection,
                                                 const Blob& param, float epsilon,
-                                                bool divide_by_weight, bool per_step,
-                                                int32_t iter) {
+                                                bool divide_by_weight) {
   float* known = state_.known_importance[b].data();
-  const int32_t* last = state_.last_sent[b].data();
   const float* diff = param.cpu_diff();
   const float* w = param.cpu_data();
   auto record = [=](int64_t i) {
-    const float value = divide_by_weight ? std::fabs(diff[i]) / (std::fabs(w[i]) + epsilon)
-                                         : std::fabs(diff[i]);
-    known[i] = per_step ? value / static_cast<float>(StepsWaited(iter, last[i])) : value;
+    known[i] =
+        divide_by_weight ? std::fabs(diff[i]) / (std::fabs(w[i]) + epsilon) : std::fabs(diff[i]);
   };
   if (selection.all) {
     for (int64_t i = 0; i < param.count(); ++i) record(i);

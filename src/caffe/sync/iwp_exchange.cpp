@@ -25,9 +25,8 @@ constexpr uint64_t kSampleSalt = 0x5a3b1eull;
 
 IwpExchange::IwpExchange(const SyncParameter& param, Transport transport)
     : ResidualExchange(param, std::move(transport)) {
-  if (param_.method() == SyncParameter::IWP &&
-      (param_.stochastic_fraction() > 0 || param_.consensus_prior() > 0)) {
-    TrackKnownImportance(/*per_step_waited=*/param_.consensus_prior() > 0);
+  if (param_.method() == SyncParameter::IWP && param_.stochastic_fraction() > 0) {
+    TrackKnownImportance();
   }
 }
 
@@ -143,15 +142,8 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, int64_t b
   SelectionKernels& kernels = Kernels();
   vector<const float*> residuals(params.size(), nullptr);
   for (size_t b : led) residuals[b] = ResidualData(b);
-  kernels.ComputeImportance(params, led, residuals, param_.epsilon(), param_.weight_floor(),
-                            param_.score() != SyncParameter::MAGNITUDE, RmsRows());
-  if (param_.consensus_prior() > 0) {
-    ResidualKernels& state = residual_kernels();
-    for (size_t j = 0; j < led.size(); ++j) {
-      kernels.BlendPrior(j, state.KnownImportance(led[j]), state.LastSent(led[j]), iter,
-                         param_.consensus_prior());
-    }
-  }
+  kernels.ComputeImportance(params, led, residuals, param_.epsilon(),
+                            param_.score() != SyncParameter::MAGNITUDE);
   vector<double> vmrs(led.size());
   bool all_finite = true;
   for (size_t j = 0; j < led.size(); ++j) {
@@ -449,7 +441,7 @@ bool IwpExchange::OverlapsBuckets() const {
   // A bucket's choice needs the step's budgets before backward: the split by the last
   // step's VMRs, which one leader per step (PER_STEP) makes from fresh ones instead.
   return param_.method() == SyncParameter::IWP && param_.leader() != SyncParameter::PER_STEP &&
-         param_.layer_wise() && param_.consensus_prior() == 0;
+         param_.layer_wise();
 }
 
 void IwpExchange::ChooseBucket(const SparseBucket& bucket, const vector<Blob*>& params) {

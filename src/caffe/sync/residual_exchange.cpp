@@ -67,8 +67,6 @@ void ResidualExchange::EnsureState(const vector<Blob*>& params) {
         << "sync state blob " << b << " holds " << kernels_->count(b) << " values, the net's has "
         << params[b]->count();
   }
-  CAFFE_REQUIRE(!on_device() || !param_.measure_capture())
-      << "sync_param.measure_capture works on host residuals: run it in CPU mode";
 }
 
 ResidualState ResidualExchange::CompleteState(ResidualState state,
@@ -167,20 +165,6 @@ void ResidualExchange::PlanBudget(const vector<Blob*>& params) {
          << std::llround(sparse_density * params[b]->count());
   }
   LOG(INFO) << line.str();
-  if (param_.score() == SyncParameter::BATCHNORM_AWARE ||
-      param_.score() == SyncParameter::BATCHNORM_AWARE_CHANNELS) {
-    const vector<int> rms_rows = RmsRows();
-    std::ostringstream names;
-    for (size_t b = 0; b < m; ++b) {
-      if (dense_blob_[b] || b >= rms_rows.size() || rms_rows[b] == 0) continue;
-      names << " " << name(b);
-      if (rms_rows[b] > 1) names << " (" << rms_rows[b] << " rows)";
-    }
-    LOG(INFO) << "sync score " << SyncParameter::Score_Name(param_.score())
-              << ": |v| / (RMS weight of the blob or of each output channel's row) for the "
-              << "weights BatchNorm normalizes:" << (names.str().empty() ? string(" none") : names.str())
-              << "; |v| / |w| for the other sparse blobs";
-  }
   if (!sparsified.empty()) {
     std::ostringstream names;
     for (size_t b : sparsified) names << " " << name(b) << " (" << params[b]->count() << ")";
@@ -193,14 +177,6 @@ void ResidualExchange::PlanBudget(const vector<Blob*>& params) {
                  << sparse_blobs << " sparse blob(s); each still sends at least one, so the step "
                  << "sends more than density " << param_.density();
   }
-}
-
-vector<int> ResidualExchange::RmsRows() const {
-  if (param_.score() == SyncParameter::BATCHNORM_AWARE_CHANNELS) return param_batchnorm_rows_;
-  if (param_.score() != SyncParameter::BATCHNORM_AWARE) return {};
-  vector<int> rows(param_batchnorm_rows_.size());
-  for (size_t b = 0; b < rows.size(); ++b) rows[b] = param_batchnorm_rows_[b] > 0 ? 1 : 0;
-  return rows;
 }
 
 float ResidualExchange::LocalClipNorm() const {
@@ -239,35 +215,12 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
   stats_.BeginStep(iter);
   const int64_t bytes_before = BytesSentSoFar();
   auto start = std::chrono::steady_clock::now();
-  // What waits was gathered under the previous step's rate: restated in this step's,
-  // it will move its weights as far as it would have then (rescale_residuals).
-  if (param_.rescale_residuals() && rate_change_ != 1.f && std::isfinite(rate_change_)) {
-    kernels_->Scale(rate_change_);
-  }
-  rate_change_ = 1.f;  // the solver states it again before the next step
-  if (param_.residual_leak() > 0) kernels_->Scale(1.f - param_.residual_leak());
   kernels_->ClipAndAccumulate(params, LocalClipNorm(), momentum_);
   stats_.AddTime(ExchangeStats::ACCUMULATE, SecondsSince(start));
 
   const float density = DensityAt(iter);
-  // The rate falls to half or less after this step: what waits goes now, at the rate
-  // it was gathered under (flush_at_rate_drop); or training ends with this step, and
-  // what waits goes into the trained model (flush_at_end).
-  const bool drop = param_.flush_at_rate_drop() && next_rate_change_ <= 0.5f;
-  const bool end = param_.flush_at_end() && last_step_;
-  const bool flush = density < 1.f && (drop || end);
-  next_rate_change_ = 1.f;  // the solver states both again before the next step
-  last_step_ = false;
-  if (flush && comm_->rank() == 0) {
-    LOG(INFO) << "sync (" << method_name() << "): iteration " << iter
-              << (end ? ": training ends with this step" : ": the rate falls after this step")
-              << "; every waiting residual is sent now ("
-              << (end ? "flush_at_end" : "flush_at_rate_drop") << ")";
-  }
   int64_t sent = 0;
-  const bool probe = param_.measure_capture() && density < 1.f && !flush;
-  const int64_t probe_bytes = probe ? SumResidualsForProbe(params) : 0;
-  if (density >= 1.f || flush) {
+  if (density >= 1.f) {
     vector<Selection> all(params.size());
     for (Selection& s : all) s.all = true;
     sent = ReduceSelected(params, all);
@@ -277,9 +230,8 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
     }
   } else {
     sent = ExchangeSparse(iter, params, SparseDensity(params, density));
-    if (probe) RecordCapture(params);
   }
-  EndStepAccounting(iter, params, sent, BytesSentSoFar() - bytes_before - probe_bytes, density);
+  EndStepAccounting(iter, params, sent, BytesSentSoFar() - bytes_before, density);
 }
 
 void ResidualExchange::EndStepAccounting(int iter, const vector<Blob*>& params, int64_t sent,
@@ -302,12 +254,9 @@ void ResidualExchange::EndStepAccounting(int iter, const vector<Blob*>& params, 
 }
 
 bool ResidualExchange::CanOverlapStep(float density) const {
-  // The refuted options change v before the accumulation or flush it at chosen steps;
-  // momentum correction adds weight decay to the diffs after backward. They keep the
+  // Momentum correction adds weight decay to the diffs after backward: it keeps the
   // whole-step path.
   return comm_->size() > 1 && kernels_->SupportsBuckets() && !momentum_correction_ &&
-         !param_.rescale_residuals() && param_.residual_leak() == 0 &&
-         !param_.flush_at_rate_drop() && !param_.flush_at_end() && !param_.measure_capture() &&
          (density >= 1.f || OverlapsBuckets());
 }
 
@@ -446,45 +395,7 @@ void ResidualExchange::FinishOverlappedStep(int iter, const vector<Blob*>& param
     }
   }
   overlapped_ = false;
-  rate_change_ = 1.f;
-  next_rate_change_ = 1.f;
-  last_step_ = false;
   EndStepAccounting(iter, params, sent, BytesSentSoFar() - step_bytes_before_, step_density_);
-}
-
-int64_t ResidualExchange::SumResidualsForProbe(const vector<Blob*>& params) {
-  probe_summed_.clear();
-  const ResidualState& state = kernels_->Host();
-  for (size_t b = 0; b < params.size(); ++b) {
-    if (!IsDenseBlob(b)) {
-      probe_summed_.insert(probe_summed_.end(), state.residual[b].begin(), state.residual[b].end());
-    }
-  }
-  const int64_t before = BytesSentSoFar();
-  if (comm_->size() > 1 && !probe_summed_.empty()) {
-    comm_->AllReduceSum(probe_summed_.data(), static_cast<int64_t>(probe_summed_.size()));
-  }
-  return BytesSentSoFar() - before;
-}
-
-void ResidualExchange::RecordCapture(const vector<Blob*>& params) {
-  // What was chosen this step: the coordinates cleared at this iteration.
-  const ResidualState& state = kernels_->Host();
-  vector<uint8_t> sent;
-  vector<float> scale;
-  vector<int64_t> blob_begin;
-  sent.reserve(probe_summed_.size());
-  scale.reserve(probe_summed_.size());
-  for (size_t b = 0; b < params.size(); ++b) {
-    if (IsDenseBlob(b)) continue;
-    blob_begin.push_back(static_cast<int64_t>(sent.size()));
-    for (int32_t last : state.last_sent[b]) sent.push_back(last == current_iter_ ? 1 : 0);
-    const float* w = params[b]->cpu_data();
-    for (int64_t i = 0; i < params[b]->count(); ++i) scale.push_back(std::fabs(w[i]) + param_.epsilon());
-  }
-  if (blob_begin.empty()) return;
-  stats_.AddCapture(MeasureCapture(probe_summed_, sent, blob_begin),
-                    MeasureCapture(probe_summed_, sent, blob_begin, &scale));
 }
 
 float ResidualExchange::SparseDensity(const vector<Blob*>& params, float density) const {
@@ -691,13 +602,7 @@ void ResidualExchange::ApplyReduced(const vector<Blob*>& params, const vector<si
     }
   }
   const float inv = 1.f / comm_->size();
-  // What is known of a blob ranked over its RMS weight is its |v| (the stochastic
-  // draw compares coordinates within a blob only; per channel, it then weighs the
-  // rows by |v| alone, not over each row's RMS).
-  const vector<int> rms_rows = RmsRows();
-  auto divide = [&](size_t b) {
-    return param_.score() != SyncParameter::MAGNITUDE && !(b < rms_rows.size() && rms_rows[b] > 0);
-  };
+  const bool divide_by_weight = param_.score() != SyncParameter::MAGNITUDE;
   // The rate limit hands a cut value back in proportion to what each rank sent. With
   // FP16 or INT8 that is what travelled of it (its value less its roundings, which go back
   // whole): then the ranks' shares add up to the cut exactly.
@@ -713,18 +618,13 @@ void ResidualExchange::ApplyReduced(const vector<Blob*>& params, const vector<si
     Blob* p = params[b];
     const Selection& selection = selections[b];
     kernels.ScatterSelected(b, selection, p, values + pos, inv);
-    // What every rank now knows of these coordinates' importance: the stochastic
-    // update's hint of which waiting coordinates are likely to matter, and the
-    // consensus prior's. Per step it needs the ages before they are reset, and so
-    // takes the value before any rate limit (the sum that waited, not the step taken).
-    if (kernels.tracks_known_importance() && known_per_step_) {
-      kernels.RecordKnownImportance(b, selection, *p, param_.epsilon(), divide(b), true, current_iter_);
-    }
     kernels.ClearSelected(b, selection, current_iter_);
     if (limit && !selection.all) LimitStep(b, selection, p, sent_values + pos);
     if (reduced.rounding) kernels.AddSelected(b, selection, reduced.rounding + pos);
-    if (kernels.tracks_known_importance() && !known_per_step_) {
-      kernels.RecordKnownImportance(b, selection, *p, param_.epsilon(), divide(b), false, 0);
+    // What every rank now knows of these coordinates' importance: the stochastic
+    // update's hint of which waiting coordinates are likely to matter.
+    if (kernels.tracks_known_importance()) {
+      kernels.RecordKnownImportance(b, selection, *p, param_.epsilon(), divide_by_weight);
     }
     pos += count_of(b);
   }

@@ -6,64 +6,24 @@
 #include <limits>
 #include <random>
 
-#include "caffe/sync/consensus_prior.hpp"
 #include "caffe/sync/host_passes.hpp"
 #include "caffe/sync/top_k.hpp"
 #include "caffe/util/parallel_for.hpp"
 
 namespace caffe {
 
-
 void SelectionKernels::ComputeImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
                                          const vector<const float*>& residuals, float epsilon,
-                                         float weight_floor, bool divide_by_weight,
-                                         const vector<int>& rms_rows) {
+                                         bool divide_by_weight) {
   offsets_.clear();
   sizes_.clear();
   total_ = 0;
-  vector<float> added;
-  vector<bool> by_weight;
-  vector<int64_t> rows;
   for (size_t b : blobs) {
     offsets_.push_back(total_);
     sizes_.push_back(params[b]->count());
     total_ += params[b]->count();
-    const int64_t r = b < rms_rows.size() ? rms_rows[b] : 0;
-    // Rows that do not cut the blob evenly cannot be channels: the blob's RMS then.
-    const bool row_rms = r > 1 && params[b]->count() % r == 0;
-    rows.push_back(row_rms ? r : 1);
-    if (row_rms) {
-      added.push_back(epsilon);
-      by_weight.push_back(false);
-      continue;
-    }
-    const bool blob_rms = r > 0;
-    const bool over_weight = divide_by_weight && !blob_rms;
-    const bool needs_rms = params[b]->count() > 0 && (blob_rms || (over_weight && weight_floor > 0));
-    const double rms = needs_rms ? std::sqrt(WeightMeanSquare(*params[b])) : 0.0;
-    if (blob_rms) {
-      // Dividing a whole blob by one number keeps its ranking (|v|'s) and puts its
-      // scale next to the |v| / |w| of the other blobs for the budget split.
-      added.push_back(static_cast<float>(rms + epsilon));
-    } else if (over_weight) {
-      // A weight near zero would otherwise rank above everything for the smallest
-      // gradient; the floor measures it against the blob's typical weight instead.
-      added.push_back(static_cast<float>(epsilon + weight_floor * rms));
-    } else {
-      added.push_back(1.f);
-    }
-    by_weight.push_back(over_weight);
   }
-  FillImportance(params, blobs, residuals, added, by_weight, rows);
-}
-
-void HostSelectionKernels::BlendPrior(size_t j, const float* known, const int32_t* last_sent,
-                                      int32_t iter, float weight) {
-  float* importance = importance_.data() + offsets_[j];
-  for (int64_t i = 0; i < sizes_[j]; ++i) {
-    importance[i] = ConsensusScore(importance[i], known[i], iter - last_sent[i], weight);
-  }
-  SumAndSquares(importance, sizes_[j], &sums_[j].first, &sums_[j].second);
+  FillImportance(params, blobs, residuals, epsilon, divide_by_weight);
 }
 
 float VarianceToMean(double sum, double sum_squares, int64_t n) {
@@ -83,41 +43,24 @@ vector<int64_t> SamplePositions(uint64_t seed, int64_t n, int64_t samples) {
 }
 
 void HostSelectionKernels::FillImportance(const vector<Blob*>& params, const vector<size_t>& blobs,
-                                          const vector<const float*>& residuals,
-                                          const vector<float>& added,
-                                          const vector<bool>& by_weight,
-                                          const vector<int64_t>& rows) {
+                                          const vector<const float*>& residuals, float epsilon,
+                                          bool divide_by_weight) {
   importance_.resize(total_);
   sums_.assign(blobs.size(), {0.0, 0.0});
   for (size_t j = 0; j < blobs.size(); ++j) {
-    const float* w = params[blobs[j]]->cpu_data();
     const float* v = residuals[blobs[j]];
     float* out = importance_.data() + offsets_[j];
-    const float eps = added[j];
-    if (by_weight[j]) {
+    if (divide_by_weight) {
       // The shipped score: one pass gives the importances and their sums (the VMR).
-      ImportanceOverWeight(v, w, eps, sizes_[j], out, &sums_[j].first, &sums_[j].second);
+      ImportanceOverWeight(v, params[blobs[j]]->cpu_data(), epsilon, sizes_[j], out,
+                           &sums_[j].first, &sums_[j].second);
       continue;
     }
-    if (rows[j] > 1) {
-      const int64_t length = sizes_[j] / rows[j];
-      ParallelFor(rows[j], [=](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-          const float divisor = static_cast<float>(std::sqrt(MeanSquare(w + r * length, length))) + eps;
-          for (int64_t i = r * length; i < (r + 1) * length; ++i) out[i] = std::fabs(v[i]) / divisor;
-        }
-      });
-    } else {
-      ParallelFor(sizes_[j], [=](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) out[i] = std::fabs(v[i]) / eps;
-      });
-    }
+    ParallelFor(sizes_[j], [=](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out[i] = std::fabs(v[i]);
+    });
     SumAndSquares(out, sizes_[j], &sums_[j].first, &sums_[j].second);
   }
-}
-
-double HostSelectionKernels::WeightMeanSquare(const Blob& blob) {
-  return MeanSquare(blob.cpu_data(), blob.count());
 }
 
 void HostSelectionKernels::Suppress(size_t j, const vector<int32_t>& indices) {

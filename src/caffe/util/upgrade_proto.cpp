@@ -1,5 +1,8 @@
 #include "caffe/util/upgrade_proto.hpp"
 
+#include <regex>
+#include <sstream>
+
 #include "caffe/util/error.hpp"
 #include "caffe/util/io.hpp"
 
@@ -76,8 +79,81 @@ void ReadNetParamsFromBinaryFile(const std::string& filename, NetParameter* para
   UpgradeNetAsNeeded(filename, param);
 }
 
+namespace {
+
+// The sync_param options (and score values) that measured no gain and were deleted
+// rather than left off by default. Each record stays in the notebook.
+struct RemovedOption {
+  const char* field;   // the option as a solver file writes it
+  const char* value;   // for a removed enum value: the value; else null
+  const char* reason;  // why it went
+  const char* record;  // the notebook section that holds its measurement
+};
+constexpr const char* kNoGain = "it measured no gain";
+const RemovedOption kRemovedOptions[] = {
+    {"weight_floor", nullptr, kNoGain, "The weight floor"},
+    {"rescale_residuals", nullptr, kNoGain, "Residuals across rate changes"},
+    {"residual_leak", nullptr, kNoGain, "Leaky residuals"},
+    {"flush_at_rate_drop", nullptr, kNoGain, "Flush at rate drops"},
+    {"flush_at_end", nullptr, kNoGain, "Flush at the end"},
+    {"consensus_prior", nullptr, kNoGain, "The consensus prior"},
+    {"measure_capture", nullptr, "it was the diagnostic of one finished experiment",
+     "Measuring the choice: the capture probe"},
+    {"score", "BATCHNORM_AWARE", kNoGain, "Our rule from it: the BatchNorm-aware score"},
+    {"score", "BATCHNORM_AWARE_CHANNELS", kNoGain, "Per channel"},
+};
+
+// The line's field names and values: its `#` comment dropped and its quoted strings
+// emptied (a path may hold any text).
+std::string CodeOf(const std::string& line) {
+  std::string code;
+  char quote = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quote) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == quote) {
+        quote = 0;
+        code += c;
+      }
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+      code += c;
+    } else if (c == '#') {
+      break;
+    } else {
+      code += c;
+    }
+  }
+  return code;
+}
+
+}  // namespace
+
+void RejectRemovedSolverOptions(const std::string& text, const std::string& source) {
+  std::istringstream lines(text);
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    const std::string code = CodeOf(line);
+    for (const RemovedOption& option : kRemovedOptions) {
+      // The name as a whole word followed by `:` (and, for an enum value, that value).
+      std::string pattern = std::string("(^|[^A-Za-z0-9_])") + option.field + "\\s*:";
+      if (option.value) pattern += std::string("\\s*") + option.value + "($|[^A-Za-z0-9_])";
+      if (!std::regex_search(code, std::regex(pattern))) continue;
+      ErrorBuilder() << source << ":" << number << ": sync_param." << option.field
+                     << (option.value ? std::string(": ") + option.value : std::string())
+                     << " was removed: " << option.reason << " (the record: "
+                     << "results/iwp_explore/NOTEBOOK.md, \"" << option.record
+                     << "\"); remove it from the file";
+    }
+  }
+}
+
 void ReadSolverParamsFromTextFile(const std::string& filename, SolverParameter* param) {
-  ReadProtoFromTextFile(filename, param);
+  const std::string text = ReadFileToString(filename);
+  RejectRemovedSolverOptions(text, filename);
+  ParseProtoFromText(text, filename, param);
   UpgradeSolverAsNeeded(filename, param);
 }
 
