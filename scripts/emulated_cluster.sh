@@ -159,9 +159,19 @@ cmd_rate() {
   [ $# -eq 3 ] || die "usage: rate NAME RANK RATE"
   local name="$1" r="$2" rate="$3"
   ip netns list | awk '{print $1}' | grep -qx "$(rank_ns "$name" "$r")" || die "no rank $r in cluster '$name'"
-  # replace, not change: the qdisc's kind may differ (pfifo for none, tbf otherwise).
-  shape "$(rank_ns "$name" "$r")" eth0 "$rate"
-  shape "$(hub "$name")" "p$r" "$rate"
+  # A tbf that stays a tbf is changed in place, which keeps what it has queued, as a
+  # link that slows down does (replacing it would drop the queue, and TCP's backoff
+  # after such a loss can stall a connection for a minute). Replaced where the kind
+  # changes (pfifo for none, tbf otherwise).
+  local ns dev
+  for ns_dev in "$(rank_ns "$name" "$r") eth0" "$(hub "$name") p$r"; do
+    read -r ns dev <<< "$ns_dev"
+    if [ "$(rate_bits "$rate")" != 0 ] && tc -n "$ns" qdisc show dev "$dev" root | grep -q "^qdisc tbf"; then
+      shape "$ns" "$dev" "$rate" change
+    else
+      shape "$ns" "$dev" "$rate"
+    fi
+  done
 }
 
 cmd_link() {

@@ -273,6 +273,38 @@ TEST(GpuELULayerTest, InPlace) {
   ExpectGpuInPlaceMatchesCpu("name: 'e' type: 'ELU' elu_param { alpha: -0.5 }", {3, 5}, -2, 2);
 }
 
+// ---------------------------------------------------------------- Clip and Swish
+
+TEST(GpuClipLayerTest, MatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  // The grid hits both bounds exactly, where the gradient still passes.
+  Compare("name: 'c' type: 'Clip' clip_param { min: -1 max: 0.5 }", {2, 3, 4, 5}, FillRange(-2, 2));
+  Compare("name: 'c' type: 'Clip' clip_param { min: -1 max: 0.5 }", {3, 8},
+          FillGrid(0.5f, -2.f, 8));
+}
+
+TEST(GpuClipLayerTest, InPlace) {
+  SKIP_WITHOUT_GPU();
+  ExpectGpuInPlaceMatchesCpu("name: 'c' type: 'Clip' clip_param { min: -1 max: 0.5 }", {3, 5}, -2,
+                             2);
+}
+
+TEST(GpuSwishLayerTest, MatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  Compare("name: 's' type: 'Swish'", {2, 3, 4, 5}, FillRange(-4, 4));
+  Compare("name: 's' type: 'Swish' swish_param { beta: 1.7 }", {4, 9}, FillRange(-4, 4));
+}
+
+TEST(GpuSwishLayerTest, Gradient) {
+  SKIP_WITHOUT_GPU();
+  CheckGpuGradient("name: 's' type: 'Swish' swish_param { beta: 0.6 }", {2, 3, 4}, -3, 3);
+}
+
+TEST(GpuSwishLayerTest, InPlace) {
+  SKIP_WITHOUT_GPU();
+  ExpectGpuInPlaceMatchesCpu("name: 's' type: 'Swish' swish_param { beta: 1.7 }", {3, 5}, -3, 3);
+}
+
 // ---------------------------------------------------------------- AbsVal
 
 TEST(GpuAbsValLayerTest, MatchesCpu) {

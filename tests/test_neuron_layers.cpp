@@ -1,6 +1,7 @@
-// Elementwise layers: PReLU, ELU, AbsVal, Power, Exp, Log, BNLL, Threshold.
+// Elementwise layers: PReLU, ELU, Clip, Swish, AbsVal, Power, Exp, Log, BNLL, Threshold.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -202,6 +203,87 @@ TEST(ELULayerTest, InPlaceMatchesOutOfPlace) {
   FillUniform(&input, -2, 2);
   ExpectInPlaceMatches("name: 'e' type: 'ELU' elu_param { alpha: 0.7 }", input);
   ExpectInPlaceMatches("name: 'e' type: 'ELU' elu_param { alpha: -0.5 }", input);
+}
+
+// ---------------------------------------------------------------- Clip
+
+const char kClip[] = "name: 'c' type: 'Clip' clip_param { min: -1 max: 0.5 }";
+
+TEST(ClipLayerTest, Forward) {
+  ExpectElementwise(kClip, {-3, -1, -0.4f, 0, 0.5f, 0.7f, 9},
+                    [](double v) { return std::min(std::max(v, -1.0), 0.5); });
+}
+
+// The gradient passes at and between the bounds, and is 0 beyond them.
+TEST(ClipLayerTest, Backward) {
+  Blob bottom({6}), top;
+  SetValues(&bottom, {-3, -1, -0.4f, 0.5f, 0.7f, 9});
+  auto layer = LayerRegistry::CreateLayer(ParseLayer(kClip));
+  layer->SetUp({&bottom}, {&top});
+  layer->Forward({&bottom}, {&top});
+  std::fill_n(top.mutable_cpu_diff(), 6, 2.f);
+  layer->Backward({&top}, {true}, {&bottom});
+  EXPECT_EQ(vector<float>(bottom.cpu_diff(), bottom.cpu_diff() + 6),
+            (vector<float>{0, 2, 2, 2, 0, 0}));
+}
+
+TEST(ClipLayerTest, Gradient) {
+  // Values at least 0.05 from either bound: finite differences of step 0.01 see no kink.
+  Blob bottom({2, 3, 4});
+  FillUniform(&bottom, -2, 2);
+  float* x = bottom.mutable_cpu_data();
+  for (int64_t i = 0; i < bottom.count(); ++i) {
+    for (const float bound : {-1.f, 0.5f}) {
+      if (std::fabs(x[i] - bound) < 0.05f) x[i] = bound + (x[i] < bound ? -0.1f : 0.1f);
+    }
+  }
+  CheckGradient(kClip, &bottom);
+}
+
+TEST(ClipLayerTest, InPlaceMatchesOutOfPlace) {
+  // Values exactly at the bounds, where only the kept input tells the gradient apart.
+  Blob input({2, 5});
+  SetValues(&input, {-3, -1, -0.4f, 0.5f, 0.7f, 9, -1, 0.5f, 0, -2});
+  ExpectInPlaceMatches(kClip, input);
+}
+
+TEST(ClipLayerTest, BoundsAreRequired) {
+  Blob bottom({3}), top;
+  ExpectError(
+      [&] {
+        LayerRegistry::CreateLayer(ParseLayer("name: 'c' type: 'Clip' clip_param { min: 0 }"))
+            ->SetUp({&bottom}, {&top});
+      },
+      "clip_param { min max }");
+  ExpectError(
+      [&] {
+        LayerRegistry::CreateLayer(
+            ParseLayer("name: 'c' type: 'Clip' clip_param { min: 1 max: 0 }"))
+            ->SetUp({&bottom}, {&top});
+      },
+      "above max");
+}
+
+// ---------------------------------------------------------------- Swish
+
+TEST(SwishLayerTest, Forward) {
+  const vector<float> x{-4, -1, -0.1f, 0, 0.3f, 2, 6};
+  ExpectElementwise("name: 's' type: 'Swish'", x, [](double v) { return v / (1 + std::exp(-v)); });
+  ExpectElementwise("name: 's' type: 'Swish' swish_param { beta: 1.7 }", x,
+                    [](double v) { return v / (1 + std::exp(-1.7 * v)); });
+}
+
+TEST(SwishLayerTest, Gradient) {
+  Blob bottom({2, 3, 4});
+  FillUniform(&bottom, -3, 3);
+  CheckGradient("name: 's' type: 'Swish'", &bottom);
+  CheckGradient("name: 's' type: 'Swish' swish_param { beta: 0.6 }", &bottom);
+}
+
+TEST(SwishLayerTest, InPlaceMatchesOutOfPlace) {
+  Blob input({3, 5});
+  FillUniform(&input, -3, 3);
+  ExpectInPlaceMatches("name: 's' type: 'Swish' swish_param { beta: 1.7 }", input);
 }
 
 // ---------------------------------------------------------------- AbsVal

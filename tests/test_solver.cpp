@@ -213,7 +213,9 @@ TEST(SolverTest, RemovedSyncOptionsAreRefusedByName) {
       EXPECT_NE(what.find(file + ":5: sync_param." + name), string::npos) << what;
       EXPECT_NE(what.find("was removed"), string::npos) << what;
       EXPECT_NE(what.find("results/iwp_explore/NOTEBOOK.md"), string::npos) << what;
-      if (name == "score") EXPECT_NE(what.find(option.substr(7)), string::npos) << what;
+      if (name == "score") {
+        EXPECT_NE(what.find(option.substr(7)), string::npos) << what;
+      }
     }
   }
   EXPECT_NO_THROW(RejectRemovedSolverOptions(base + "  # weight_floor: 1 was tried\n}\n", "s"));
