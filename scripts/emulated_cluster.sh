@@ -93,18 +93,23 @@ rate_bits() {
 # Shapes egress of DEV in namespace NS to RATE (or counts only, for none). The bucket
 # holds 2 ms at the rate (at least 16 KB, so a 1500-byte frame always fits) and the
 # queue 50 ms, about a switch port's buffer; tbf splits GSO frames larger than the
-# bucket, so the veth's offloads need no change.
+# bucket, so the veth's offloads need no change. A tbf that stays a tbf is changed in
+# place, which keeps what it has queued, as a link that slows down does (replacing it
+# would drop the queue, and TCP's backoff after such a loss can stall a connection for
+# a minute); it is replaced where the kind changes (pfifo for none, tbf otherwise).
 shape() {
-  local ns="$1" dev="$2" rate="$3" change="${4:-replace}"
+  local ns="$1" dev="$2" rate="$3"
   local bits
   bits="$(rate_bits "$rate")"
   if [ "$bits" = 0 ]; then
-    tc -n "$ns" qdisc "$change" dev "$dev" root pfifo limit 10000
+    tc -n "$ns" qdisc replace dev "$dev" root pfifo limit 10000
     return
   fi
+  local verb=replace
+  [[ "$(tc -n "$ns" qdisc show dev "$dev" root)" == "qdisc tbf"* ]] && verb=change
   local burst=$((bits / 8 / 500))
   [ "$burst" -ge 16384 ] || burst=16384
-  tc -n "$ns" qdisc "$change" dev "$dev" root tbf rate "$bits"bit burst "$burst" latency 50ms
+  tc -n "$ns" qdisc "$verb" dev "$dev" root tbf rate "$bits"bit burst "$burst" latency 50ms
 }
 
 cmd_up() {
@@ -159,19 +164,8 @@ cmd_rate() {
   [ $# -eq 3 ] || die "usage: rate NAME RANK RATE"
   local name="$1" r="$2" rate="$3"
   ip netns list | awk '{print $1}' | grep -qx "$(rank_ns "$name" "$r")" || die "no rank $r in cluster '$name'"
-  # A tbf that stays a tbf is changed in place, which keeps what it has queued, as a
-  # link that slows down does (replacing it would drop the queue, and TCP's backoff
-  # after such a loss can stall a connection for a minute). Replaced where the kind
-  # changes (pfifo for none, tbf otherwise).
-  local ns dev
-  for ns_dev in "$(rank_ns "$name" "$r") eth0" "$(hub "$name") p$r"; do
-    read -r ns dev <<< "$ns_dev"
-    if [ "$(rate_bits "$rate")" != 0 ] && tc -n "$ns" qdisc show dev "$dev" root | grep -q "^qdisc tbf"; then
-      shape "$ns" "$dev" "$rate" change
-    else
-      shape "$ns" "$dev" "$rate"
-    fi
-  done
+  shape "$(rank_ns "$name" "$r")" eth0 "$rate"
+  shape "$(hub "$name")" "p$r" "$rate"
 }
 
 cmd_link() {

@@ -2,6 +2,7 @@
 
 #include <regex>
 #include <sstream>
+#include <vector>
 
 #include "caffe/util/error.hpp"
 #include "caffe/util/io.hpp"
@@ -132,15 +133,24 @@ std::string CodeOf(const std::string& line) {
 }  // namespace
 
 void RejectRemovedSolverOptions(const std::string& text, const std::string& source) {
+  // Each option's pattern, compiled once: the name as a whole word followed by `:`
+  // (and, for an enum value, that value).
+  static const std::vector<std::regex> patterns = [] {
+    std::vector<std::regex> compiled;
+    for (const RemovedOption& option : kRemovedOptions) {
+      std::string pattern = std::string("(^|[^A-Za-z0-9_])") + option.field + "\\s*:";
+      if (option.value) pattern += std::string("\\s*") + option.value + "($|[^A-Za-z0-9_])";
+      compiled.emplace_back(pattern);
+    }
+    return compiled;
+  }();
   std::istringstream lines(text);
   std::string line;
   for (int number = 1; std::getline(lines, line); ++number) {
     const std::string code = CodeOf(line);
-    for (const RemovedOption& option : kRemovedOptions) {
-      // The name as a whole word followed by `:` (and, for an enum value, that value).
-      std::string pattern = std::string("(^|[^A-Za-z0-9_])") + option.field + "\\s*:";
-      if (option.value) pattern += std::string("\\s*") + option.value + "($|[^A-Za-z0-9_])";
-      if (!std::regex_search(code, std::regex(pattern))) continue;
+    for (size_t i = 0; i < patterns.size(); ++i) {
+      if (!std::regex_search(code, patterns[i])) continue;
+      const RemovedOption& option = kRemovedOptions[i];
       ErrorBuilder() << source << ":" << number << ": sync_param." << option.field
                      << (option.value ? std::string(": ") + option.value : std::string())
                      << " was removed: " << option.reason << " (the record: "
