@@ -31,6 +31,9 @@ set -euo pipefail
 readonly SUBNET_PREFIX="198.18.0"
 readonly SUBNET="${SUBNET_PREFIX}.0/24"
 readonly HUB_ADDRESS="${SUBNET_PREFIX}.254"
+# The largest frame a default veth hands a qdisc: a 64 KiB GSO frame plus the headers
+# of its ~45 segments, which tbf counts (68130 bytes measured; rounded up to 128 KiB).
+readonly LARGEST_GSO_FRAME=131072
 SCRIPT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
 
 die() {
@@ -105,10 +108,19 @@ shape() {
     tc -n "$ns" qdisc replace dev "$dev" root pfifo limit 10000
     return
   fi
-  local verb=replace
-  [[ "$(tc -n "$ns" qdisc show dev "$dev" root)" == "qdisc tbf"* ]] && verb=change
   local burst=$((bits / 8 / 500))
   [ "$burst" -ge 16384 ] || burst=16384
+  local verb=replace old_burst
+  old_burst="$(tc -j -n "$ns" qdisc show dev "$dev" root | sed -nE 's/.*"kind":"tbf".*"burst":([0-9]+).*/\1/p')"
+  if [ -n "$old_burst" ]; then
+    verb=change
+    # The old bucket let in unsplit GSO frames up to its size (up to 64 KiB of data,
+    # ~68 KB with the per-segment headers tbf counts). A frame larger than the bucket
+    # can never leave it, so a shrinking bucket stays large enough for those already
+    # queued; otherwise the link would stall for good behind the first one.
+    local queued_frame=$((old_burst < LARGEST_GSO_FRAME ? old_burst : LARGEST_GSO_FRAME))
+    [ "$burst" -ge "$queued_frame" ] || burst="$queued_frame"
+  fi
   tc -n "$ns" qdisc "$verb" dev "$dev" root tbf rate "$bits"bit burst "$burst" latency 50ms
 }
 
