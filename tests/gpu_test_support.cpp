@@ -50,6 +50,7 @@ google::protobuf::Message* EngineParam(LayerParameter* param) {
   const std::string& type = param->type();
   if (type == "Convolution" || type == "Deconvolution") return param->mutable_convolution_param();
   if (type == "Pooling") return param->mutable_pooling_param();
+  if (type == "SPP") return param->mutable_spp_param();  // the engine of its Pooling layers
   if (type == "LRN") return param->mutable_lrn_param();
   if (type == "ReLU") return param->mutable_relu_param();
   if (type == "Sigmoid") return param->mutable_sigmoid_param();

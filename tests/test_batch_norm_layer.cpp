@@ -11,11 +11,6 @@ namespace caffe {
 
 namespace {
 
-void SetValues(Blob* blob, const vector<float>& values) {
-  ASSERT_EQ(blob->count(), static_cast<int64_t>(values.size()));
-  std::copy(values.begin(), values.end(), blob->mutable_cpu_data());
-}
-
 }  // namespace
 
 // Two TRAIN passes on a 2 x 2 x 1 x 2 batch (4 values per channel), maf 0.5:

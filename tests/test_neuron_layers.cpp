@@ -20,11 +20,6 @@
 namespace caffe {
 namespace {
 
-void SetValues(Blob* blob, const vector<float>& values) {
-  ASSERT_EQ(blob->count(), static_cast<int64_t>(values.size()));
-  std::copy(values.begin(), values.end(), blob->mutable_cpu_data());
-}
-
 // Runs the layer described by `proto` forward (out of place) on `x` of shape `shape`.
 vector<float> Forward(const string& proto, const vector<int64_t>& shape, const vector<float>& x) {
   Blob bottom(shape), top;

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,11 @@
 #include "caffe/util/io.hpp"
 
 namespace caffe {
+
+void SetValues(Blob* blob, const std::vector<float>& values) {
+  ASSERT_EQ(blob->count(), static_cast<int64_t>(values.size()));
+  std::copy(values.begin(), values.end(), blob->mutable_cpu_data());
+}
 
 void FillUniform(Blob* blob, float lo, float hi, uint64_t seed) {
   std::mt19937_64 rng(seed);

@@ -15,6 +15,8 @@ namespace caffe {
 // Fills a blob's data with uniform values in [lo, hi] from a fixed seed.
 void FillUniform(Blob* blob, float lo, float hi, uint64_t seed = 1701);
 void FillGaussian(Blob* blob, float stddev, uint64_t seed = 1701);
+// Sets a blob's data to `values` (as many as it holds; fails the test otherwise).
+void SetValues(Blob* blob, const std::vector<float>& values);
 // Parses a text-format message, failing the test on syntax errors.
 LayerParameter ParseLayer(const std::string& text);
 NetParameter ParseNet(const std::string& text);
