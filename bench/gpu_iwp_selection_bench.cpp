@@ -39,8 +39,8 @@ DEFINE_int32(iterations, 20, "Timed steps for the device kernels.");
 DEFINE_int32(host_iterations, 3, "Timed steps for the host kernels (they are slow).");
 DEFINE_double(density, 1.0 / 64, "Fraction of all elements selected per step.");
 DEFINE_int32(min_layer_size, 1024, "Blobs smaller than this are sent whole (not selected).");
-DEFINE_double(vmr_exponent, 0.5, "SyncParameter.vmr_exponent.");
-DEFINE_double(epsilon, 1e-8, "SyncParameter.epsilon.");
+DEFINE_double(vmr_exponent, 0.5, "IwpParameter.vmr_exponent.");
+DEFINE_double(epsilon, 1e-8, "IwpParameter.epsilon.");
 
 namespace caffe {
 namespace {

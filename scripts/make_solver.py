@@ -11,7 +11,8 @@ VALUE is written verbatim, so strings carry their quotes: 'net="models/x.prototx
 Only top-level scalar lines are matched; a sync_param block in BASE is replaced
 by --sync. --sync-set "name: value" instead edits BASE's block (or --sync's): it
 replaces every entry of that field (give a repeated field once per value; "name:"
-with no value removes it). Used by scripts/reproduce_*.sh.
+with no value removes it); "iwp_param.leader: PER_LAYER" edits a field of a
+sub-message. Used by scripts/reproduce_*.sh.
 """
 
 import argparse
@@ -43,20 +44,66 @@ def split_block(lines, name):
     return outside, " ".join(contents)
 
 
-_SYNC_ENTRY = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*:\s*("[^"]*"|[^\s}]+)')
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[{}:]|[^\s{}:"\']+')
+
+
+def parse_entries(text):
+    """A block's text as [(name, value)], where a value is a string or, for a
+    sub-message (`iwp_param { leader: PER_STEP }`), the list of its own entries."""
+    tokens = _TOKEN.findall(text)
+    stack, pos = [[]], 0
+    while pos < len(tokens):
+        token = tokens[pos]
+        if token == "}":
+            done = stack.pop()
+            stack[-1][-1] = (stack[-1][-1][0], done)
+            pos += 1
+            continue
+        name = token
+        pos += 1
+        if pos < len(tokens) and tokens[pos] == ":":
+            pos += 1
+        if pos < len(tokens) and tokens[pos] == "{":
+            stack[-1].append((name, None))
+            stack.append([])
+            pos += 1
+        else:
+            stack[-1].append((name, tokens[pos]))
+            pos += 1
+    return stack[0]
+
+
+def render_entries(entries):
+    return " ".join("%s { %s }" % (n, render_entries(v)) if isinstance(v, list) else "%s: %s" % (n, v)
+                    for n, v in entries)
 
 
 def edit_sync(text, sets):
-    """Applies "name: value" sets to the entries of a sync_param block's text."""
-    entries = _SYNC_ENTRY.findall(text)
+    """Applies "name: value" sets to a sync_param block's text. A name may reach into a
+    sub-message with a dot: "iwp_param.leader: PER_LAYER"."""
+    entries = parse_entries(text)
     changed = collections.OrderedDict()
     for item in sets:
         name, _, value = item.partition(":")
         changed.setdefault(name.strip(), []).append(value.strip())
-    out = [(n, v) for n, v in entries if n not in changed]
-    for name, values in changed.items():
-        out.extend((name, v) for v in values if v != "")
-    return " ".join("%s: %s" % entry for entry in out)
+
+    def apply(block, path, values):
+        head, _, rest = path.partition(".")
+        if rest:
+            inner = next((v for n, v in block if n == head and isinstance(v, list)), None)
+            if inner is None:
+                inner = []
+                block.append((head, inner))
+            apply(inner, rest, values)
+            if not inner:
+                block[:] = [(n, v) for n, v in block if not (n == head and v == [])]
+            return
+        block[:] = [(n, v) for n, v in block if n != head]
+        block.extend((head, v) for v in values if v != "")
+
+    for path, values in changed.items():
+        apply(entries, path, values)
+    return render_entries(entries)
 
 
 def make_solver(base_text, overrides, sync, sync_sets=()):

@@ -81,7 +81,7 @@ while [[ $# -gt 0 ]]; do
 done
 
 fail() { echo "error: $*" >&2; exit 1; }
-[[ -x $build/tools/caffe ]] || fail "$build/tools/caffe not found: build it first (cmake --build build --target caffe convert_idx) or set CAFFE_BUILD"
+[[ -x $build/tools/caffe && -x $build/tools/upgrade_solver_proto_text ]] || fail "$build/tools/caffe or upgrade_solver_proto_text not found: build them first (cmake --build build --target caffe convert_idx upgrade_solver_proto_text) or set CAFFE_BUILD"
 command -v "$mpirun" >/dev/null || fail "$mpirun not found (install openmpi-bin)"
 
 # The --out folder as given (repository-relative where possible), for the report's command line.
@@ -171,12 +171,14 @@ solver_for() {
     sync+=" density: $(density_of "$model") warmup_iter: $warmup density_schedule: 0.25"
     sync+=" density_schedule: 0.0625 density_schedule_iter: $ramp"
   fi
-  [[ $method == IWP ]] && sync+=" layer_wise: $layer_wise"
-  [[ -n $vmr ]] && sync+=" vmr_exponent: $vmr"
-  [[ $method == FIXED_THRESHOLD ]] && sync+=" fixed_threshold: $(threshold_of "$model")"
+  local iwp=""
+  [[ $method == IWP ]] && iwp+=" layer_wise: $layer_wise"
+  [[ -n $vmr ]] && iwp+=" vmr_exponent: $vmr"
+  [[ $method == FIXED_THRESHOLD ]] && iwp+=" fixed_threshold: $(threshold_of "$model")"
+  [[ -n $iwp ]] && sync+=" iwp_param {$iwp }"
   # PowerSGD's budget is its rank (rank 2 sends about as many values as IWP at 1/80 on
   # LeNet); the density settings above only time its dense warm-up.
-  [[ $method == POWERSGD ]] && sync+=" powersgd_rank: 2"
+  [[ $method == POWERSGD ]] && sync+=" powersgd_param { rank: 2 }"
   python3 scripts/make_solver.py "models/$model/solver_dense.prototxt" "$solver" \
     "max_iter=$iters" "test_iter=$test_iter" "test_interval=$test_interval" \
     "test_initialization=false" "display=$display" "snapshot=0" "snapshot_after_train=false" \
@@ -209,8 +211,15 @@ run() {
   run_solver "$model" "$method" "$label" "$n" "$seed" "$iters" "$steady"
 }
 
-# solver_settings FILE: a solver file without its comments and blank lines.
-solver_settings() { sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$1"; }
+# solver_settings FILE: a solver file as caffe reads it, in the current form, without
+# comments or layout (tools/upgrade_solver_proto_text), so that a run recorded with
+# sync_param's older flat form still counts as the same settings.
+solver_settings() {
+  local canonical
+  canonical=$(mktemp)
+  "$build/tools/upgrade_solver_proto_text" "$1" "$canonical" > /dev/null && cat "$canonical"
+  rm -f "$canonical"
+}
 
 # finished_before NAME: the run NAME finished (wall time and Final: line) with the
 # settings of the solver now written to NAME.prototxt.new (the shipped solvers'

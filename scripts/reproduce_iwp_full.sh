@@ -77,12 +77,12 @@ has_model() { [[ " ${models[*]} " == *" $1 "* ]]; }
 
 # sync_value MODEL FIELD: a field of the shipped solver's sync_param block.
 sync_value() {
-  python3 - "$repo/models/$1/solver_iwp.prototxt" "$2" <<'EOF'
-import re, sys
-text = re.sub(r"#.*", "", open(sys.argv[1]).read())
-block = re.search(r"sync_param\s*\{([^}]*)\}", text).group(1)
-values = re.findall(r"\b%s\s*:\s*(\S+)" % sys.argv[2], block)
-print(" ".join(values))
+  python3 - "$repo/models/$1/solver_iwp.prototxt" "$2" "$repo/scripts" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[3])
+import make_solver
+block = make_solver.split_block(open(sys.argv[1]).read().splitlines(), "sync_param")[1]
+print(" ".join(v for n, v in make_solver.parse_entries(block) if n == sys.argv[2]))
 EOF
 }
 
@@ -118,12 +118,16 @@ iwp_run() {
   iters=$(sed -n 's/^max_iter: *\([0-9]*\).*/\1/p' "$runs/$name.prototxt.new")
   if [[ $method != DENSE ]]; then
     # The steady state starts after the dense warm-up and the density ramp.
-    steady=$(python3 - "$runs/$name.prototxt.new" <<'EOF'
-import re, sys
-block = re.search(r"sync_param\s*\{([^}]*)\}", open(sys.argv[1]).read()).group(1)
-get = lambda f, d: re.findall(r"\b%s\s*:\s*(\S+)" % f, block) or [d]
-print(int(get("warmup_iter", 0)[0]) + len(re.findall(r"\bdensity_schedule\s*:", block))
-      * int(get("density_schedule_iter", 100)[0]))
+    steady=$(python3 - "$runs/$name.prototxt.new" "$repo/scripts" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[2])
+import make_solver
+block = make_solver.split_block(open(sys.argv[1]).read().splitlines(), "sync_param")[1]
+entries = make_solver.parse_entries(block)
+values = lambda name: [v for n, v in entries if n == name]
+warm = int((values("warmup_iter") or [0])[0])
+every = int((values("density_schedule_iter") or [100])[0])
+print(warm + len(values("density_schedule")) * every)
 EOF
 )
   fi
@@ -160,10 +164,10 @@ if part stretch; then
       # The ablation's one change that scored above the shipped row at 68x, at the
       # compression where the selection has half the coordinates to spend.
       iwp_run resnet20_fashion 64 4 "$seed" "IWP, one global threshold, density / 2" IWP \
-        "density: $(half "$resnet_density")" "layer_wise: false"
+        "density: $(half "$resnet_density")" "iwp_param.layer_wise: false"
       # On LeNet with BatchNorm |v| beat |v|/|w| at this compression (the batchnorm part).
       iwp_run resnet20_fashion 64 4 "$seed" "IWP, density / 2, |v| instead of |v|/|w|" IWP \
-        "density: $(half "$resnet_density")" "score: MAGNITUDE"
+        "density: $(half "$resnet_density")" "iwp_param.score: MAGNITUDE"
     done
   fi
 fi
@@ -199,10 +203,10 @@ fi
 if part ablation && has_model resnet20_fashion; then
   shipped_warmup=$(sync_value resnet20_fashion warmup_iter)
   for seed in "${ablation_seeds[@]}"; do
-    iwp_run resnet20_fashion 64 4 "$seed" "IWP, |v| instead of |v|/|w|" IWP "score: MAGNITUDE"
-    iwp_run resnet20_fashion 64 4 "$seed" "IWP, one global threshold" IWP "layer_wise: false"
-    iwp_run resnet20_fashion 64 4 "$seed" "IWP, uniform density" IWP "vmr_exponent: 0"
-    iwp_run resnet20_fashion 64 4 "$seed" "IWP, no stochastic update" IWP "stochastic_fraction: 0"
+    iwp_run resnet20_fashion 64 4 "$seed" "IWP, |v| instead of |v|/|w|" IWP "iwp_param.score: MAGNITUDE"
+    iwp_run resnet20_fashion 64 4 "$seed" "IWP, one global threshold" IWP "iwp_param.layer_wise: false"
+    iwp_run resnet20_fashion 64 4 "$seed" "IWP, uniform density" IWP "iwp_param.vmr_exponent: 0"
+    iwp_run resnet20_fashion 64 4 "$seed" "IWP, no stochastic update" IWP "iwp_param.stochastic_fraction: 0"
     iwp_run resnet20_fashion 64 4 "$seed" "IWP, no rate limit" IWP "max_relative_step: 0"
     iwp_run resnet20_fashion 64 4 "$seed" "IWP, momentum correction" IWP "momentum_correction: true"
     iwp_run resnet20_fashion 64 4 "$seed" "IWP, local clipping" IWP "clip_norm: 5"
@@ -212,7 +216,7 @@ if part ablation && has_model resnet20_fashion; then
     # times longer): on ResNet-20 at density x 0.864 (LeNet's match) they came to 25.7
     # kB a step against the IWP row's 24.1 kB, so x 0.8 sends the IWP row's bytes.
     iwp_run resnet20_fashion 64 4 "$seed" "IWP, every rank leads, density x 0.8" IWP \
-      "leader: EVERY_RANK" "density: $(times "$resnet_density" 0.8)"
+      "iwp_param.leader: EVERY_RANK" "density: $(times "$resnet_density" 0.8)"
   done
 fi
 
@@ -229,18 +233,18 @@ if part batchnorm && has_model lenet_fashion; then
     net_variant=bn iwp_run lenet_fashion 64 4 "$seed" DENSE DENSE
     net_variant=bn iwp_run lenet_fashion 64 4 "$seed" IWP IWP
     net_variant=bn iwp_run lenet_fashion 64 4 "$seed" "RANDOMK, same bytes" RANDOMK \
-      "density: 0.0296" "leader:"
+      "density: 0.0296" "iwp_param.leader:"
     # Is it the |w| of the importance that BatchNorm turns against the choice?
     net_variant=bn iwp_run lenet_fashion 64 4 "$seed" "IWP, |v| instead of |v|/|w|" IWP \
-      "score: MAGNITUDE"
+      "iwp_param.score: MAGNITUDE"
     # And at twice the compression, where sparsifying costs more (the LeNet stretch
     # row's density and the RANDOMK density that matched its bytes).
     net_variant=bn iwp_run lenet_fashion 64 4 "$seed" "IWP, density / 2" IWP \
       "density: $(half "$lenet_density")"
     net_variant=bn iwp_run lenet_fashion 64 4 "$seed" "RANDOMK, same bytes as density / 2" RANDOMK \
-      "density: 0.0149" "leader:"
+      "density: 0.0149" "iwp_param.leader:"
     net_variant=bn iwp_run lenet_fashion 64 4 "$seed" "IWP, density / 2, |v| instead of |v|/|w|" \
-      IWP "density: $(half "$lenet_density")" "score: MAGNITUDE"
+      IWP "density: $(half "$lenet_density")" "iwp_param.score: MAGNITUDE"
   done
 fi
 
@@ -263,29 +267,29 @@ if part methods; then
       iwp_run lenet_fashion 64 4 "$seed" "DENSE, FP32 values" DENSE "value_encoding: FP32"
       for r in 1 2 4; do
         iwp_run lenet_fashion 64 4 "$seed" "POWERSGD rank $r, FP16" POWERSGD \
-          "powersgd_rank: $r" "max_relative_step:"
+          "powersgd_param.rank: $r" "max_relative_step:"
       done
       for beta in 1 0.5 0.1; do
-        iwp_run lenet_fashion 64 4 "$seed" "SCALECOM, beta $beta" SCALECOM "scalecom_beta: $beta"
+        iwp_run lenet_fashion 64 4 "$seed" "SCALECOM, beta $beta" SCALECOM "scalecom_param.beta: $beta"
       done
       # Beside the stretch part's IWP at twice the compression.
       iwp_run lenet_fashion 64 4 "$seed" "SCALECOM, beta 1, density / 2" SCALECOM \
-        "scalecom_beta: 1" "density: $(half "$lenet_density")"
+        "scalecom_param.beta: 1" "density: $(half "$lenet_density")"
     fi
     # Random coordinates at the IWP row's bytes: RANDOMK sends values only (the shared
     # seed names the coordinates), so FP16 values at density d come to 2 / d on the
     # wire: 2 / 67.5 for LeNet (IWP's 67.5x; measured 67.6x) and 2 / 68.6 for
     # ResNet-20. The selection rule is the only difference from the IWP row.
     if has_model lenet_fashion; then
-      iwp_run lenet_fashion 64 4 "$seed" "RANDOMK, same bytes" RANDOMK "density: 0.0296" "leader:"
+      iwp_run lenet_fashion 64 4 "$seed" "RANDOMK, same bytes" RANDOMK "density: 0.0296" "iwp_param.leader:"
       # Two candidate causes of random coordinates scoring higher at half these bytes
       # (docs/iwp.md, "Random coordinates at the same bytes"): the rate limit, which
       # holds back more of a value the longer it waited, and the solver's momentum
       # going on applying each delayed sum (DGC's correction keeps velocity locally).
       iwp_run lenet_fashion 64 4 "$seed" "RANDOMK, same bytes, no rate limit" RANDOMK \
-        "density: 0.0296" "leader:" "max_relative_step: 0"
+        "density: 0.0296" "iwp_param.leader:" "max_relative_step: 0"
       iwp_run lenet_fashion 64 4 "$seed" "RANDOMK, same bytes, momentum correction" RANDOMK \
-        "density: 0.0296" "leader:" "momentum_correction: true"
+        "density: 0.0296" "iwp_param.leader:" "momentum_correction: true"
     fi
     if has_model resnet20_fashion; then
       iwp_run resnet20_fashion 64 4 "$seed" "RANDOMK, same bytes" RANDOMK "density: 0.0292"
@@ -294,7 +298,7 @@ if part methods; then
     # on ResNet-20), where the selection has half the coordinates to spend.
     if has_model lenet_fashion; then
       iwp_run lenet_fashion 64 4 "$seed" "RANDOMK, same bytes as density / 2" RANDOMK \
-        "density: 0.0149" "leader:"
+        "density: 0.0149" "iwp_param.leader:"
     fi
     if has_model resnet20_fashion; then
       iwp_run resnet20_fashion 64 4 "$seed" "RANDOMK, same bytes as density / 2" RANDOMK \
@@ -302,8 +306,8 @@ if part methods; then
     fi
     if has_model resnet20_fashion; then
       iwp_run resnet20_fashion 64 4 "$seed" "POWERSGD rank 2, FP16" POWERSGD \
-        "powersgd_rank: 2" "max_relative_step:"
-      iwp_run resnet20_fashion 64 4 "$seed" "SCALECOM, beta 1" SCALECOM "scalecom_beta: 1"
+        "powersgd_param.rank: 2" "max_relative_step:"
+      iwp_run resnet20_fashion 64 4 "$seed" "SCALECOM, beta 1" SCALECOM "scalecom_param.beta: 1"
     fi
   done
 fi

@@ -27,8 +27,9 @@ regime, below) and 4x100mbit.
     1 Gbit/s against a ~0.1 s GPU step were in the reference's cluster. It is found
     from the two measured steps and DENSE fp32's logged bytes per step, then checked by
     a run at that rate (ref.json holds both).
-Runs are resumable: a run whose log holds a Final line and whose solver and command
-are unchanged is not run again. The machine must be quiet (step times).
+Runs are resumable: a run whose log holds a Final line and whose solver (as caffe
+reads it: tools/upgrade_solver_proto_text's form, so comments and the older flat form
+of sync_param do not count) and command are unchanged is not run again. The machine must be quiet (step times).
 """
 
 import argparse
@@ -41,6 +42,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -63,14 +65,15 @@ NETS = {
     "resnet20_fashion": {"test_interval": 250, "display": 25, "dense_bucket_mb": 0.14},
 }
 # The methods, as edits of the shipped IWP solver's sync_param ("name: value" sets for
-# make_solver.py --sync-set; "name:" removes a field).
+# make_solver.py --sync-set; "name:" removes a field). POWERSGD ignores
+# max_relative_step; it is removed so that the file says what runs.
 METHODS = {
     "DENSE fp32": ["method: DENSE", "value_encoding: FP32"],
     "DENSE fp16": ["method: DENSE", "value_encoding: FP16"],
     "IWP": [],
     "IWP int8": ["value_encoding: INT8"],
-    "POWERSGD r2": ["method: POWERSGD", "powersgd_rank: 2", "max_relative_step:"],
-    "POWERSGD r4": ["method: POWERSGD", "powersgd_rank: 4", "max_relative_step:"],
+    "POWERSGD r2": ["method: POWERSGD", "powersgd_param.rank: 2", "max_relative_step:"],
+    "POWERSGD r4": ["method: POWERSGD", "powersgd_param.rank: 4", "max_relative_step:"],
     "TOPK_ALLGATHER": ["method: TOPK_ALLGATHER"],
     "RANDOMK": ["method: RANDOMK"],
 }
@@ -158,14 +161,34 @@ def train(log, solver, ranks, rate, cap_seconds, extra_args=()):
     return True
 
 
+def canonical_solver(text):
+    """The solver text as caffe reads it: upgraded to the current form, comments and
+    layout gone (tools/upgrade_solver_proto_text)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "solver.prototxt")
+        with open(path, "w") as f:
+            f.write(text)
+        subprocess.run([os.path.join(BUILD, "tools", "upgrade_solver_proto_text"), path, path],
+                       check=True, capture_output=True)
+        with open(path) as f:
+            return f.read()
+
+
 def finished_before(prefix, signature):
-    """Whether the run at `prefix` (.log, .json) finished with this signature."""
+    """Whether the run at `prefix` (.log, .json) finished with this signature, its
+    solver compared in canonical form."""
     try:
         with open(prefix + ".json") as f:
             meta = json.load(f)
     except (OSError, ValueError):
         return False
-    return meta.get("signature") == signature
+    recorded = meta.get("signature")
+    if not isinstance(recorded, dict) or "solver" not in recorded:
+        return False
+    if {k: v for k, v in recorded.items() if k != "solver"} != \
+            {k: v for k, v in signature.items() if k != "solver"}:
+        return False
+    return canonical_solver(recorded["solver"]) == canonical_solver(signature["solver"])
 
 
 def run_one(net, cell, method, seed, ref, target, cap_seconds, quick):

@@ -21,7 +21,7 @@ if [ "${1:-}" = report ]; then
   exec "$PYTHON" scripts/time_to_accuracy.py report "$@"
 fi
 bash scripts/emulated_cluster.sh check >/dev/null || { bash scripts/emulated_cluster.sh check; exit 2; }
-cmake --build "$BUILD_DIR" -j "${JOBS:-2}" --target caffe convert_idx >/dev/null
+cmake --build "$BUILD_DIR" -j "${JOBS:-2}" --target caffe convert_idx upgrade_solver_proto_text >/dev/null
 CAFFE_BUILD="$BUILD_DIR" bash data/get_fashion_mnist.sh >/dev/null
 export BUILD_DIR
 "$PYTHON" scripts/time_to_accuracy.py run "$@"

@@ -64,7 +64,7 @@ vector<int32_t> SentIndices(const Blob& blob) {
 // the smallest weights, and ranking by |v| alone (score: MAGNITUDE) must not.
 TEST(IwpExchangeLocalTest, ImportanceDividesByTheWeight) {
   for (const string score : {"IMPORTANCE", "MAGNITUDE"}) {
-    auto exchange = MakeIwp("density: 0.1 score: " + score);
+    auto exchange = MakeIwp("density: 0.1 iwp_param { score: " + score + " }");
     Params params({1000});
     Blob& blob = *params.ptrs[0];
     float* w = blob.mutable_cpu_data();
@@ -86,11 +86,12 @@ TEST(IwpExchangeLocalTest, ImportanceDividesByTheWeight) {
 // Fewer coordinates hold anything than the budget allows: only they travel, in every
 // threshold mode (a threshold of 0 used to send whole blobs).
 TEST(IwpExchangeLocalTest, ZeroImportanceNeverTravels) {
-  for (const string mode : {"layer_wise: true threshold_mode: EXACT",
-                            "layer_wise: true threshold_mode: SAMPLED sample_fraction: 0.5",
-                            "layer_wise: false threshold_mode: EXACT",
-                            "layer_wise: false threshold_mode: SAMPLED sample_fraction: 0.5",
-                            "method: FIXED_THRESHOLD fixed_threshold: 0"}) {
+  for (const string mode :
+       {"iwp_param { layer_wise: true threshold_mode: EXACT }",
+        "iwp_param { layer_wise: true threshold_mode: SAMPLED sample_fraction: 0.5 }",
+        "iwp_param { layer_wise: false threshold_mode: EXACT }",
+        "iwp_param { layer_wise: false threshold_mode: SAMPLED sample_fraction: 0.5 }",
+        "method: FIXED_THRESHOLD iwp_param { fixed_threshold: 0 }"}) {
     auto exchange = MakeIwp("density: 0.5 " + string(mode));
     Params params({1000, 2000});
     for (Blob* b : params.ptrs) {
@@ -141,7 +142,8 @@ TEST(IwpExchangeLocalTest, BlobsSentWholeFitInTheirShareOfTheBudget) {
 TEST(IwpExchangeLocalTest, StochasticUpdateBoundsTheAge) {
   int64_t max_age[2];
   for (int with : {0, 1}) {
-    auto exchange = MakeIwp(with ? "density: 0.05 stochastic_fraction: 0.5" : "density: 0.05");
+    auto exchange =
+        MakeIwp(with ? "density: 0.05 iwp_param { stochastic_fraction: 0.5 }" : "density: 0.05");
     Params params({2000});
     const int steps = 300;
     for (int t = 0; t < steps; ++t) {
@@ -181,8 +183,8 @@ TEST(IwpExchangeLocalTest, SteadyStateStatisticsStartAfterTheDensityRamp) {
 // The draw is a function of shared state only: two exchanges that saw the same steps
 // draw the same set, and about the expected number.
 TEST(IwpExchangeLocalTest, StochasticDrawIsRepeatableAndSizedByTheBudget) {
-  auto a = MakeIwp("density: 0.02 stochastic_fraction: 0.5");
-  auto b = MakeIwp("density: 0.02 stochastic_fraction: 0.5");
+  auto a = MakeIwp("density: 0.02 iwp_param { stochastic_fraction: 0.5 }");
+  auto b = MakeIwp("density: 0.02 iwp_param { stochastic_fraction: 0.5 }");
   Params pa({20000}), pb({20000});
   for (int t = 0; t < 20; ++t) {
     pa.SetGradients(t);
@@ -198,7 +200,7 @@ TEST(IwpExchangeLocalTest, StochasticDrawIsRepeatableAndSizedByTheBudget) {
 // PER_LAYER splits the budget by the VMRs of the previous step's messages, so every
 // rank computes the same budgets; they add up to the target.
 TEST(IwpExchangeLocalTest, PerLayerBudgetsAddUpToTheTarget) {
-  auto exchange = MakeIwp("density: 0.05 leader: PER_LAYER");
+  auto exchange = MakeIwp("density: 0.05 iwp_param { leader: PER_LAYER }");
   Params params({4000, 3000, 2000});
   for (int t = 0; t < 5; ++t) {
     params.SetGradients(t);
@@ -263,12 +265,13 @@ TEST(IwpExchangeLocalTest, NonFiniteResidualIsAnErrorNamingTheBlob) {
 // The settings ValidateSyncParameter refuses, and some it accepts.
 TEST(IwpExchangeLocalTest, ValidationRefusesBadSettings) {
   for (const string bad :
-       {"epsilon: 0", "epsilon: -1", "stochastic_fraction: 1", "max_dense_share: 2",
-        "leader: PER_LAYER layer_wise: false", "method: DENSE value_encoding: INT8",
+       {"iwp_param { epsilon: 0 }", "iwp_param { epsilon: -1 }",
+        "iwp_param { stochastic_fraction: 1 }", "max_dense_share: 2",
+        "iwp_param { leader: PER_LAYER layer_wise: false }", "method: DENSE value_encoding: INT8",
         "method: POWERSGD value_encoding: INT8", "method: TOPK_ALLGATHER value_encoding: INT8"}) {
     EXPECT_THROW(ValidateSyncParameter(Sync(bad), "s.prototxt"), Error) << bad;
   }
-  EXPECT_NO_THROW(ValidateSyncParameter(Sync("epsilon: 1e-8"), "s.prototxt"));
+  EXPECT_NO_THROW(ValidateSyncParameter(Sync("iwp_param { epsilon: 1e-8 }"), "s.prototxt"));
   for (const string good : {"value_encoding: INT8", "method: RANDOMK value_encoding: INT8",
                             "method: SCALECOM value_encoding: INT8"}) {
     EXPECT_NO_THROW(ValidateSyncParameter(Sync(good), "s.prototxt")) << good;
@@ -278,8 +281,9 @@ TEST(IwpExchangeLocalTest, ValidationRefusesBadSettings) {
 // Residuals, velocities, ages, known importances and PER_LAYER's VMRs come back from
 // the saved state: the next steps are identical to those of the original.
 TEST(IwpExchangeLocalTest, StateRoundTripsAndIsCheckedAgainstTheNet) {
-  for (const string settings : {"density: 0.05 stochastic_fraction: 0.3 leader: PER_LAYER",
-                                "density: 0.05 stochastic_fraction: 0.3 leader: EVERY_RANK"}) {
+  for (const string settings :
+       {"density: 0.05 iwp_param { stochastic_fraction: 0.3 leader: PER_LAYER }",
+        "density: 0.05 iwp_param { stochastic_fraction: 0.3 leader: EVERY_RANK }"}) {
     SCOPED_TRACE(settings);
     auto original = MakeIwp(settings);
     Params a({3000, 2000});

@@ -194,45 +194,51 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         std::make_tuple(SyncParameter::DENSE, string()),
         std::make_tuple(SyncParameter::IWP, string()),
-        std::make_tuple(SyncParameter::IWP, string("layer_wise: false")),
-        std::make_tuple(SyncParameter::IWP, string("leader: PER_LAYER stochastic_fraction: 0.1")),
-        std::make_tuple(SyncParameter::IWP, string("stochastic_fraction: 0.3 score: MAGNITUDE")),
-        std::make_tuple(SyncParameter::IWP, string("leader: EVERY_RANK stochastic_fraction: 0.1")),
+        std::make_tuple(SyncParameter::IWP, string("iwp_param { layer_wise: false }")),
+        std::make_tuple(SyncParameter::IWP,
+                        string("iwp_param { leader: PER_LAYER stochastic_fraction: 0.1 }")),
+        std::make_tuple(SyncParameter::IWP,
+                        string("iwp_param { stochastic_fraction: 0.3 score: MAGNITUDE }")),
+        std::make_tuple(SyncParameter::IWP,
+                        string("iwp_param { leader: EVERY_RANK stochastic_fraction: 0.1 }")),
         std::make_tuple(SyncParameter::IWP, string("clip_norm: 20")),
         std::make_tuple(SyncParameter::IWP, string("max_relative_step: 0.5")),
+        std::make_tuple(SyncParameter::IWP, string("max_relative_step: 0.5 momentum_correction: "
+                                                   "true iwp_param { leader: EVERY_RANK }")),
+        std::make_tuple(SyncParameter::IWP, string("momentum_correction: true")),
         std::make_tuple(
             SyncParameter::IWP,
-            string("max_relative_step: 0.5 momentum_correction: true leader: EVERY_RANK")),
-        std::make_tuple(SyncParameter::IWP, string("momentum_correction: true")),
-        std::make_tuple(SyncParameter::IWP,
-                        string("momentum_correction: true clip_norm: 20 stochastic_fraction: 0.2")),
+            string(
+                "momentum_correction: true clip_norm: 20 iwp_param { stochastic_fraction: 0.2 }")),
         std::make_tuple(SyncParameter::TOPK_ALLGATHER,
                         string("momentum_correction: true clip_norm: 20")),
         std::make_tuple(SyncParameter::IWP,
-                        string("threshold_mode: SAMPLED index_encoding: BITMAP")),
+                        string("index_encoding: BITMAP iwp_param { threshold_mode: SAMPLED }")),
+        std::make_tuple(
+            SyncParameter::IWP,
+            string("warmup_iter: 3 max_relative_step: 0.5 iwp_param { stochastic_fraction: 0.1 }")),
         std::make_tuple(SyncParameter::IWP,
-                        string("warmup_iter: 3 stochastic_fraction: 0.1 max_relative_step: 0.5")),
-        std::make_tuple(SyncParameter::IWP, string("warmup_iter: 3 leader: EVERY_RANK")),
+                        string("warmup_iter: 3 iwp_param { leader: EVERY_RANK }")),
         std::make_tuple(SyncParameter::IWP,
                         string("warmup_iter: 5 density_schedule: 0.5 density_schedule_iter: 5")),
-        std::make_tuple(SyncParameter::FIXED_THRESHOLD, string("fixed_threshold: 3")),
+        std::make_tuple(SyncParameter::FIXED_THRESHOLD, string("iwp_param { fixed_threshold: 3 }")),
         std::make_tuple(SyncParameter::TOPK_ALLGATHER, string()),
         std::make_tuple(SyncParameter::RANDOMK, string()),
         std::make_tuple(SyncParameter::SCALECOM, string()),
-        std::make_tuple(SyncParameter::SCALECOM,
-                        string("scalecom_beta: 1 momentum_correction: true clip_norm: 20")),
+        std::make_tuple(
+            SyncParameter::SCALECOM,
+            string("momentum_correction: true clip_norm: 20 scalecom_param { beta: 1 }")),
         std::make_tuple(SyncParameter::SCALECOM, string("max_relative_step: 0.5 warmup_iter: 3")),
         std::make_tuple(SyncParameter::DENSE, string("value_encoding: FP16")),
         std::make_tuple(SyncParameter::IWP,
-                        string("value_encoding: FP16 stochastic_fraction: 0.1")),
+                        string("value_encoding: FP16 iwp_param { stochastic_fraction: 0.1 }")),
         std::make_tuple(SyncParameter::IWP, string("value_encoding: FP16 max_relative_step: 0.5")),
         std::make_tuple(SyncParameter::RANDOMK, string("value_encoding: FP16 warmup_iter: 3")),
         std::make_tuple(SyncParameter::SCALECOM,
                         string("value_encoding: FP16 momentum_correction: true")),
         std::make_tuple(SyncParameter::TOPK_ALLGATHER, string("value_encoding: FP16")),
-        std::make_tuple(
-            SyncParameter::IWP,
-            string("value_encoding: INT8 stochastic_fraction: 0.1 max_relative_step: 0.5")),
+        std::make_tuple(SyncParameter::IWP, string("value_encoding: INT8 max_relative_step: 0.5 "
+                                                   "iwp_param { stochastic_fraction: 0.1 }")),
         std::make_tuple(SyncParameter::RANDOMK, string("value_encoding: INT8 warmup_iter: 3")),
         std::make_tuple(SyncParameter::SCALECOM,
                         string("value_encoding: INT8 momentum_correction: true"))));
@@ -246,10 +252,12 @@ INSTANTIATE_TEST_SUITE_P(
 // timed) on the same ranks in the same order.
 TEST(IwpBucketsTest, OverlappedStepsApplyWhatWholeStepsApplyAndConserve) {
   const int n = g_comm->size();
-  for (const string extra : {"leader: EVERY_RANK stochastic_fraction: 0.1 max_relative_step: 0.5",
-                             "leader: PER_LAYER warmup_iter: 3 density_schedule: 0.5 density_schedule_iter: 3",
-                             "leader: EVERY_RANK value_encoding: FP16 stochastic_fraction: 0.1",
-                             "leader: EVERY_RANK value_encoding: INT8 max_relative_step: 0.5"}) {
+  for (const string extra :
+       {"max_relative_step: 0.5 iwp_param { leader: EVERY_RANK stochastic_fraction: 0.1 }",
+        "warmup_iter: 3 density_schedule: 0.5 density_schedule_iter: 3 iwp_param { leader: "
+        "PER_LAYER }",
+        "value_encoding: FP16 iwp_param { leader: EVERY_RANK stochastic_fraction: 0.1 }",
+        "value_encoding: INT8 max_relative_step: 0.5 iwp_param { leader: EVERY_RANK }"}) {
     SCOPED_TRACE(extra);
     const SyncParameter sync = MakeSync(SyncParameter::IWP, extra);
     const bool encoded = sync.value_encoding() != SyncParameter::FP32;
@@ -347,8 +355,9 @@ TEST(IwpExchangeTest, DensityOneEqualsDense) {
 TEST(IwpExchangeTest, ExactModeSendsExactlyTheBudgetSampledStaysClose) {
   for (const string mode : {"EXACT", "SAMPLED"}) {
     auto exchange = CreateGradientExchange(
-        MakeSync(SyncParameter::IWP, "density: 0.2 max_dense_share: 1 threshold_mode: " + mode +
-                                         " sample_fraction: 0.2"),
+        MakeSync(SyncParameter::IWP,
+                 "density: 0.2 max_dense_share: 1 iwp_param { threshold_mode: " + mode +
+                     " sample_fraction: 0.2 }"),
         g_comm);
     FakeParams params;
     params.SetGradients(g_comm->rank(), 0);
@@ -374,7 +383,7 @@ TEST(ExchangeNonFiniteTest, OneRanksNaNIsAnErrorOnEveryRank) {
   const int bad_rank = n - 1;
   const vector<std::pair<SyncParameter::Method, string>> methods = {
       {SyncParameter::IWP, ""},
-      {SyncParameter::IWP, "leader: PER_LAYER"},
+      {SyncParameter::IWP, "iwp_param { leader: PER_LAYER }"},
       {SyncParameter::RANDOMK, ""},
       {SyncParameter::TOPK_ALLGATHER, ""},
       {SyncParameter::SCALECOM, ""},
@@ -447,7 +456,8 @@ TEST(ExchangeStatsTest, ValuesTheWireRoundsToZeroAreCounted) {
 // the shares have learnt the ranks' overlap, and the bytes stay about one leader's.
 TEST(IwpExchangeTest, EveryRankLeadsAShareAndTheUnionFillsTheBudget) {
   const int n = g_comm->size();
-  auto every = CreateGradientExchange(MakeSync(SyncParameter::IWP, "leader: EVERY_RANK"), g_comm);
+  auto every = CreateGradientExchange(
+      MakeSync(SyncParameter::IWP, "iwp_param { leader: EVERY_RANK }"), g_comm);
   auto single = CreateGradientExchange(MakeSync(SyncParameter::IWP), g_comm);
   FakeParams a, b;
   int64_t every_bytes = 0, single_bytes = 0;
@@ -755,7 +765,9 @@ TEST(ScaleComExchangeTest, TheLeaderPicksTheTopOfItsFilteredResidual) {
   const int n_ranks = g_comm->size();
   const float beta = 0.3f;
   auto exchange = CreateGradientExchange(
-      MakeSync(SyncParameter::SCALECOM, "seed: 2 density: 0.01 min_layer_size: 10 scalecom_beta: 0.3"), g_comm);
+      MakeSync(SyncParameter::SCALECOM,
+               "seed: 2 density: 0.01 min_layer_size: 10 scalecom_param { beta: 0.3 }"),
+      g_comm);
   const auto* scalecom = dynamic_cast<const ScaleComExchange*>(exchange.get());
   ASSERT_NE(scalecom, nullptr);
   const int64_t n = 3000, k = 30;
@@ -1032,21 +1044,26 @@ TEST(DataParallelTest, BatchNormStatisticsAreLeftOutAndAveragedAtSnapshots) {
   EXPECT_EQ(frozen->asum_diff(), 0.0) << "lr_mult 0: no gradient is computed";
 }
 
-void IwpTrainingResumesExactly(const string& extra);
+// `extra` goes into sync_param, `iwp_extra` into its iwp_param.
+void IwpTrainingResumesExactly(const string& extra, const string& iwp_extra);
 
 TEST(DataParallelTest, IwpTrainingKeepsRanksIdenticalAndResumesExactly) {
   // The last two train without momentum correction, so their steps run in buckets
   // during backward (IwpBucketsTest); the state saved between steps is the same.
-  for (const string extra : {"", "leader: PER_LAYER score: MAGNITUDE", "leader: EVERY_RANK",
-                             "leader: EVERY_RANK momentum_correction: false",
-                             "leader: PER_LAYER value_encoding: FP16 max_relative_step: 0.5 "
-                             "momentum_correction: false"}) {
-    SCOPED_TRACE(extra);
-    IwpTrainingResumesExactly(extra);
+  const std::pair<string, string> cases[] = {
+      {"", ""},
+      {"", "leader: PER_LAYER score: MAGNITUDE"},
+      {"", "leader: EVERY_RANK"},
+      {"momentum_correction: false", "leader: EVERY_RANK"},
+      {"value_encoding: FP16 max_relative_step: 0.5 momentum_correction: false",
+       "leader: PER_LAYER"}};
+  for (const auto& [extra, iwp_extra] : cases) {
+    SCOPED_TRACE(extra + " / " + iwp_extra);
+    IwpTrainingResumesExactly(extra, iwp_extra);
   }
 }
 
-void IwpTrainingResumesExactly(const string& extra) {
+void IwpTrainingResumesExactly(const string& extra, const string& iwp_extra) {
   const string prefix = [] {
     string dir = g_comm->rank() == 0 ? MakeTempDir("mpi_resume") : string();
     int64_t length = static_cast<int64_t>(dir.size());
@@ -1064,7 +1081,7 @@ void IwpTrainingResumesExactly(const string& extra) {
         "sync_param { method: IWP density: 0.1 min_layer_size: 50 warmup_iter: 2 " +
         string(extra.find("momentum_correction") == string::npos ? "momentum_correction: true "
                                                                  : "") +
-        "stochastic_fraction: 0.2 " + extra + " }");
+        "iwp_param { stochastic_fraction: 0.2 " + iwp_extra + " } " + extra + " }");
     param.set_random_seed(seed);
     param.set_snapshot_prefix(prefix);
     *param.mutable_net_param() = ParseNet(R"(

@@ -50,7 +50,7 @@ SyncParameter PowerSgd(int rank, const string& extra = "") {
   SyncParameter p;
   ParseProtoFromText(extra, "<sync>", &p);
   p.set_method(SyncParameter::POWERSGD);
-  p.set_powersgd_rank(rank);
+  p.mutable_powersgd_param()->set_rank(rank);
   return p;
 }
 
@@ -364,25 +364,28 @@ TEST(PowerSgdTest, ResumeIsExact) {
     other->Exchange(4, params.ptrs);
     ADD_FAILURE() << "a Q of rank 2 was taken for rank 3";
   } catch (const Error& e) {
-    EXPECT_NE(string(e.what()).find("powersgd_rank"), string::npos) << e.what();
+    EXPECT_NE(string(e.what()).find("powersgd_param.rank"), string::npos) << e.what();
   }
 }
 
-TEST(PowerSgdTest, SettingsThatDoNotApplyAreErrors) {
+// The sparse methods' coordinate settings are ignored (one solver file serves every
+// method): the solver keeps its momentum and no step rates are asked for. A rank
+// below 1 is refused.
+TEST(PowerSgdTest, CoordinateSettingsAreIgnoredAndTheRankIsChecked) {
   for (const string extra : {"momentum_correction: true", "max_relative_step: 0.1"}) {
     SyncParameter p = PowerSgd(1, extra);
-    try {
-      ValidateSyncParameter(p, "solver.prototxt");
-      ADD_FAILURE() << extra;
-    } catch (const Error& e) {
-      EXPECT_NE(string(e.what()).find("POWERSGD"), string::npos) << e.what();
-    }
+    EXPECT_NO_THROW(ValidateSyncParameter(p, "solver.prototxt")) << extra;
+    auto exchange = CreateGradientExchange(p, g_comm);
+    EXPECT_FALSE(exchange->TakeOverMomentum(0.9f)) << extra;
+    EXPECT_FALSE(exchange->wants_step_rates()) << extra;
   }
   try {
     ValidateSyncParameter(PowerSgd(0), "solver.prototxt");
     ADD_FAILURE() << "rank 0";
   } catch (const Error& e) {
-    EXPECT_NE(string(e.what()).find("powersgd_rank"), string::npos) << e.what();
+    EXPECT_NE(string(e.what()).find("solver.prototxt: sync_param.powersgd_param.rank"),
+              string::npos)
+        << e.what();
   }
 }
 

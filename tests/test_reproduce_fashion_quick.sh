@@ -101,12 +101,20 @@ print("TABLE.md ok: %d rows" % len(rows))
 EOF
 
 # A finished run is reused while its solver's settings are unchanged: a comment added
-# to the solver (as when a shipped solver's comments are reworded) keeps it.
+# to the solver (as when a shipped solver's comments are reworded) keeps it, and so
+# does a run recorded with sync_param's older flat form of IWP's settings.
 first=$(ls "$out/runs/"*.prototxt | head -1)
 name=$(basename "$first" .prototxt)
 echo "# a comment written after the run" >> "$first"
+flat=$(grep -l "iwp_param {" "$out/runs/"*.prototxt | head -1)
+[ -n "$flat" ] || fail "no run's solver has an iwp_param block"
+flat_name=$(basename "$flat" .prototxt)
+sed -i -E 's/iwp_param \{ *([^}]*)\}/\1/' "$flat"
+grep -q "iwp_param" "$flat" && fail "could not write $flat in the flat form"
 CAFFE_BUILD=$build "$repo/scripts/reproduce_fashion.sh" --quick --out "$out" > "$out/again.log" 2>&1 \
   || { tail -40 "$out/again.log" >&2; fail "reproduce_fashion.sh --quick, run again, exited non-zero"; }
 grep -q "^$name: done before" "$out/again.log" \
   || { cat "$out/again.log" >&2; fail "$name trained again after a comment changed in its solver"; }
+grep -q "^$flat_name: done before" "$out/again.log" \
+  || { cat "$out/again.log" >&2; fail "$flat_name trained again: its solver in the flat form was taken for other settings"; }
 echo "PASS: reproduce_fashion --quick"

@@ -225,6 +225,100 @@ TEST(SolverTest, RemovedSyncOptionsAreRefusedByName) {
                Error);
 }
 
+// A solver that sets the per-method settings flat in sync_param (the form before
+// iwp_param, powersgd_param and scalecom_param) is upgraded on load, and then trains
+// as the nested form does; a setting given both ways, or a flat one that reaches an
+// exchange without the upgrade, is refused.
+TEST(SolverTest, FlatSyncSettingsAreUpgradedIntoTheirMethods) {
+  const string dir = MakeTempDir("flat_sync");
+  const string file = dir + "/solver.prototxt";
+  WriteFileAtomically(file,
+                      "base_lr: 0.1\nmax_iter: 1\nsync_param {\n  method: IWP density: 0.1\n"
+                      "  vmr_exponent: 1 leader: PER_LAYER score: MAGNITUDE layer_wise: true\n"
+                      "  epsilon: 1e-4 stochastic_fraction: 0.2 threshold_mode: SAMPLED\n"
+                      "  sample_fraction: 0.5 fixed_threshold: 2 powersgd_rank: 3\n"
+                      "  scalecom_beta: 0.5\n}\n");
+  SolverParameter param;
+  ReadSolverParamsFromTextFile(file, &param);
+  const SyncParameter& sync = param.sync_param();
+  EXPECT_EQ(FlatMethodFieldsSet(sync), "");
+  EXPECT_FLOAT_EQ(sync.density(), 0.1f);
+  EXPECT_FLOAT_EQ(sync.iwp_param().vmr_exponent(), 1.f);
+  EXPECT_EQ(sync.iwp_param().leader(), IwpParameter::PER_LAYER);
+  EXPECT_EQ(sync.iwp_param().score(), IwpParameter::MAGNITUDE);
+  EXPECT_TRUE(sync.iwp_param().has_layer_wise());
+  EXPECT_FLOAT_EQ(sync.iwp_param().epsilon(), 1e-4f);
+  EXPECT_FLOAT_EQ(sync.iwp_param().stochastic_fraction(), 0.2f);
+  EXPECT_EQ(sync.iwp_param().threshold_mode(), IwpParameter::SAMPLED);
+  EXPECT_FLOAT_EQ(sync.iwp_param().sample_fraction(), 0.5f);
+  EXPECT_FLOAT_EQ(sync.iwp_param().fixed_threshold(), 2.f);
+  EXPECT_EQ(sync.powersgd_param().rank(), 3);
+  EXPECT_FLOAT_EQ(sync.scalecom_param().beta(), 0.5f);
+  EXPECT_FALSE(UpgradeSyncParameter(file, param.mutable_sync_param())) << "nothing left to move";
+
+  // The same settings nested: the same message.
+  SolverParameter nested;
+  ParseProtoFromText(
+      "base_lr: 0.1 max_iter: 1 sync_param { method: IWP density: 0.1 iwp_param { "
+      "vmr_exponent: 1 leader: PER_LAYER score: MAGNITUDE layer_wise: true epsilon: 1e-4 "
+      "stochastic_fraction: 0.2 threshold_mode: SAMPLED sample_fraction: 0.5 fixed_threshold: 2 } "
+      "powersgd_param { rank: 3 } scalecom_param { beta: 0.5 } }",
+      "<nested>", &nested);
+  EXPECT_EQ(param.SerializeAsString(), nested.SerializeAsString());
+
+  SyncParameter both;
+  ParseProtoFromText("vmr_exponent: 1 iwp_param { vmr_exponent: 0 }", "<both>", &both);
+  try {
+    UpgradeSyncParameter("s.prototxt", &both);
+    FAIL() << "a setting given both ways must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(string(e.what()).find("s.prototxt: sync_param sets both vmr_exponent and "
+                                    "iwp_param.vmr_exponent"),
+              string::npos)
+        << e.what();
+  }
+  SyncParameter flat;
+  ParseProtoFromText("method: POWERSGD powersgd_rank: 2", "<flat>", &flat);
+  EXPECT_THROW(CreateGradientExchange(flat, std::make_shared<LocalCommunicator>()), Error);
+  EXPECT_THROW(ValidateSyncParameter(flat, "s.prototxt"), Error);
+}
+
+// Changing `method` is the only edit needed to compare methods: each method checks its
+// own settings and ignores the others'.
+TEST(SolverTest, AMethodIgnoresTheOtherMethodsSettings) {
+  SyncParameter sync;
+  ParseProtoFromText(
+      "density: 0.05 max_relative_step: 0.5 momentum_correction: true "
+      "iwp_param { epsilon: 0 stochastic_fraction: 0.3 } powersgd_param { rank: 0 } "
+      "scalecom_param { beta: 0 }",
+      "<sync>", &sync);
+  for (auto method :
+       {SyncParameter::DENSE, SyncParameter::TOPK_ALLGATHER, SyncParameter::RANDOMK}) {
+    sync.set_method(method);
+    EXPECT_NO_THROW(ValidateSyncParameter(sync, "s")) << SyncParameter::Method_Name(method);
+  }
+  // Each method that has a sub-message refuses its own bad setting, and only that one.
+  for (auto [method, field] : {std::pair{SyncParameter::IWP, "iwp_param.epsilon"},
+                               std::pair{SyncParameter::POWERSGD, "powersgd_param.rank"},
+                               std::pair{SyncParameter::SCALECOM, "scalecom_param.beta"}}) {
+    sync.set_method(method);
+    try {
+      ValidateSyncParameter(sync, "s");
+      ADD_FAILURE() << SyncParameter::Method_Name(method) << ": expected an error";
+    } catch (const Error& e) {
+      EXPECT_NE(string(e.what()).find(string("s: sync_param.") + field), string::npos) << e.what();
+    }
+  }
+  // POWERSGD ignores the coordinate settings (momentum_correction, max_relative_step):
+  // it leaves the solver's momentum alone and asks for no step rates.
+  sync.set_method(SyncParameter::POWERSGD);
+  sync.mutable_powersgd_param()->set_rank(2);
+  EXPECT_NO_THROW(ValidateSyncParameter(sync, "s"));
+  auto powersgd = CreateGradientExchange(sync, std::make_shared<LocalCommunicator>());
+  EXPECT_FALSE(powersgd->TakeOverMomentum(0.9f));
+  EXPECT_FALSE(powersgd->wants_step_rates());
+}
+
 // Each policy's rate at several iterations against its formula.
 TEST(SolverTest, LearningRatePolicies) {
   struct Case {
@@ -367,8 +461,9 @@ TEST(SolverTest, OneRankSparseExchangeResumesExactly) {
   auto make = [&](const string& prefix, int64_t seed) {
     SolverParameter param = ResumeParam("SGD", prefix);
     param.set_random_seed(seed);
-    ParseProtoFromText("method: IWP density: 0.2 min_layer_size: 10 stochastic_fraction: 0.3",
-                       "<sync>", param.mutable_sync_param());
+    ParseProtoFromText(
+        "method: IWP density: 0.2 min_layer_size: 10 iwp_param { stochastic_fraction: 0.3 }",
+        "<sync>", param.mutable_sync_param());
     auto solver = SolverRegistry::CreateSolver(param, std::make_shared<Context>());
     solver->set_gradient_exchange(
         CreateGradientExchange(param.sync_param(), std::make_shared<LocalCommunicator>()));

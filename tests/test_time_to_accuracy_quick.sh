@@ -33,4 +33,24 @@ PY
 # The 100 Mbit/s DENSE fp32 run stopped at the target: its test at that iteration reached it.
 grep -q "reached" "$OUT"/quick/lenet_fashion/2x100mbit/dense_fp32_s1.log ||
   { echo "FAIL: the 100 Mbit/s DENSE fp32 run did not stop at the target"; exit 1; }
+# A finished run is not run again, also when it was recorded with sync_param's older
+# flat form of IWP's settings (the signature compares solvers as caffe reads them).
+python3 - "$OUT/quick/lenet_fashion/2x100mbit/iwp_s1.json" <<'PY'
+import json, re, sys
+meta = json.load(open(sys.argv[1]))
+solver = meta["signature"]["solver"]
+flat = re.sub(r"iwp_param \{ *([^}]*)\}", r"\1", solver)
+assert flat != solver and "iwp_param" not in flat, solver
+meta["signature"]["solver"] = flat
+json.dump(meta, open(sys.argv[1], "w"))
+PY
+TTA_OUT="$OUT" BUILD_DIR="$BUILD" bash scripts/time_to_accuracy.sh --quick --nets lenet_fashion \
+  --cells 2x1gbit 2x100mbit --methods "DENSE fp32" IWP > "$OUT/again.log"
+grep -q "lenet_fashion 2x100mbit IWP seed 1: done before" "$OUT/again.log" ||
+  { cat "$OUT/again.log"; echo "FAIL: the IWP run recorded in the flat form trained again"; exit 1; }
+if grep -q "seed [0-9]*: training" "$OUT/again.log"; then
+  cat "$OUT/again.log"
+  echo "FAIL: a finished run trained again"
+  exit 1
+fi
 echo "PASS"

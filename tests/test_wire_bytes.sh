@@ -59,7 +59,7 @@ for method in DENSE IWP POWERSGD; do
   case "$method" in
     DENSE) write_solvers DENSE "method: DENSE" ;;
     IWP) write_solvers IWP "" ;;
-    POWERSGD) write_solvers POWERSGD "method: POWERSGD powersgd_rank: 4" ;;
+    POWERSGD) write_solvers POWERSGD "method: POWERSGD powersgd_param { rank: 4 }" ;;
   esac
   for iters in 5 35; do
     solver="$WORK/$method.prototxt"

@@ -106,7 +106,7 @@ def test_python_solver_under_mpirun_exchanges_like_caffe_train(tmp_path, fashion
     # IWP with a short dense warm-up: sparse steps, residuals and the leader's
     # indices all run, and every rank must agree with the tool's run bit for bit.
     sync = ("sync_param { method: IWP density: 0.05 warmup_iter: 5 "
-            "max_relative_step: 0.1 stochastic_fraction: 0.1 }")
+            "max_relative_step: 0.1 iwp_param { stochastic_fraction: 0.1 } }")
     tool_solver = make_solver(tmp_path, fashion_test_lmdb, "tool", max_iter=30, extra=sync)
     subprocess.run(mpirun_prefix(2) + [CAFFE_TOOL, "train", "-solver", tool_solver],
                    check=True, capture_output=True)

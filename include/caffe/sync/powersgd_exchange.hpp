@@ -26,7 +26,11 @@ namespace caffe {
 
 class PowerSgdExchange : public ResidualExchange {
  public:
-  using ResidualExchange::ResidualExchange;
+  // momentum_correction and max_relative_step act on single coordinates, which a
+  // low-rank exchange does not send: they are ignored (with a notice), so one solver
+  // file serves every method. The solver's momentum runs on the applied gradient, as
+  // in the paper.
+  PowerSgdExchange(const SyncParameter& param, Transport transport);
   const char* method_name() const override { return "POWERSGD"; }
 
   // The matrix view of a blob: rows = its first axis, cols = the rest.
@@ -52,7 +56,7 @@ class PowerSgdExchange : public ResidualExchange {
   void RestoreMethodState(const std::string& state) override;
 
  private:
-  // The rank used for blob b: powersgd_rank, at most min(rows, cols).
+  // The rank used for blob b: powersgd_param.rank, at most min(rows, cols).
   int RankFor(size_t b) const;
   // Column j of Q for blob b drawn from the shared seed (a fresh start or a column
   // that died out), the same on every rank.

@@ -10,11 +10,20 @@
 #include "caffe/sync/randomk_exchange.hpp"
 #include "caffe/sync/scalecom_exchange.hpp"
 #include "caffe/sync/topk_allgather_exchange.hpp"
+#include "caffe/util/upgrade_proto.hpp"
 
 namespace caffe {
 
 GradientExchange::GradientExchange(const SyncParameter& param, Transport transport)
-    : param_(param), comm_(std::move(transport.host)), device_comm_(std::move(transport.device)) {}
+    : param_(param), comm_(std::move(transport.host)), device_comm_(std::move(transport.device)) {
+  // A per-method setting left flat in sync_param would be ignored without a word (the
+  // methods read their sub-messages): refuse it. Solvers read from files are upgraded
+  // before they get here (UpgradeSyncParameter).
+  const std::string flat = FlatMethodFieldsSet(param_);
+  CAFFE_REQUIRE(flat.empty()) << "sync_param." << flat << " belong(s) in its method's "
+                              << "sub-message (iwp_param, powersgd_param, scalecom_param; "
+                              << "UpgradeSyncParameter moves them)";
+}
 
 void GradientExchange::BroadcastInitialWeights(const vector<Blob*>& params) {
   if (comm_->size() == 1) return;
@@ -127,6 +136,14 @@ std::string GradientExchange::Summary() const {
 
 void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
   const std::string where = (source.empty() ? std::string("solver") : source) + ": sync_param.";
+  CAFFE_REQUIRE(SyncParameter::Method_IsValid(p.method()))
+      << where << "method " << static_cast<int>(p.method()) << " is unknown";
+  // A flat per-method field here would be silently ignored: UpgradeSyncParameter moves
+  // them for solvers read from files; one built in memory must use the sub-messages.
+  const std::string flat = FlatMethodFieldsSet(p);
+  CAFFE_REQUIRE(flat.empty()) << where << flat << " belong(s) in its method's sub-message "
+                              << "(iwp_param, powersgd_param, scalecom_param; "
+                              << "UpgradeSyncParameter moves them)";
   CAFFE_REQUIRE(p.density() > 0 && p.density() <= 1)
       << where << "density must lie in (0, 1], found " << p.density();
   for (float d : p.density_schedule()) {
@@ -135,38 +152,12 @@ void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
   CAFFE_REQUIRE(p.warmup_iter() >= 0) << where << "warmup_iter must not be negative";
   CAFFE_REQUIRE(p.density_schedule_iter() > 0) << where << "density_schedule_iter must be positive";
   CAFFE_REQUIRE(p.bucket_size_mb() > 0) << where << "bucket_size_mb must be positive";
-  // epsilon 0 would make a zero weight's importance infinite (or NaN for a zero
-  // residual), which no threshold can rank.
-  CAFFE_REQUIRE(p.epsilon() > 0 && std::isfinite(p.epsilon()))
-      << where << "epsilon must be > 0, found " << p.epsilon();
   CAFFE_REQUIRE(p.clip_norm() >= 0) << where << "clip_norm must not be negative";
-  CAFFE_REQUIRE(p.stochastic_fraction() >= 0 && p.stochastic_fraction() < 1)
-      << where << "stochastic_fraction must lie in [0, 1), found " << p.stochastic_fraction();
   CAFFE_REQUIRE(p.max_relative_step() >= 0)
       << where << "max_relative_step must not be negative, found " << p.max_relative_step();
   CAFFE_REQUIRE(p.max_dense_share() >= 0 && p.max_dense_share() <= 1)
       << where << "max_dense_share must lie in [0, 1], found " << p.max_dense_share();
-  CAFFE_REQUIRE(p.leader() == SyncParameter::PER_STEP || p.layer_wise() ||
-                p.method() != SyncParameter::IWP)
-      << where << "leader: " << SyncParameter::Leader_Name(p.leader())
-      << " needs layer_wise: true (its budget split is made on every rank, by blob)";
-  CAFFE_REQUIRE(p.sample_fraction() > 0 && p.sample_fraction() <= 1)
-      << where << "sample_fraction must lie in (0, 1], found " << p.sample_fraction();
   CAFFE_REQUIRE(p.min_layer_size() >= 0) << where << "min_layer_size must not be negative";
-  CAFFE_REQUIRE(p.powersgd_rank() >= 1)
-      << where << "powersgd_rank must be at least 1, found " << p.powersgd_rank();
-  CAFFE_REQUIRE(p.scalecom_beta() > 0 && p.scalecom_beta() <= 1)
-      << where << "scalecom_beta must lie in (0, 1], found " << p.scalecom_beta();
-  if (p.method() == SyncParameter::POWERSGD) {
-    // PowerSGD applies a low-rank matrix, not values at coordinates: a per-coordinate
-    // rate limit or momentum mask has nothing to act on. The solver's momentum runs
-    // on the applied gradient, as in the paper.
-    CAFFE_REQUIRE(!p.momentum_correction())
-        << where << "momentum_correction does not apply to method POWERSGD (the solver's "
-        << "momentum acts on the approximated gradient)";
-    CAFFE_REQUIRE(p.max_relative_step() == 0)
-        << where << "max_relative_step does not apply to method POWERSGD";
-  }
   // Block-scaled bytes round small values to zero against their block's largest: only
   // the methods whose residuals keep what a rounding removes may use them.
   const bool keeps_residuals = p.method() == SyncParameter::IWP ||
@@ -176,8 +167,40 @@ void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
   CAFFE_REQUIRE(p.value_encoding() != SyncParameter::INT8 || keeps_residuals)
       << where << "value_encoding: INT8 applies to methods IWP, FIXED_THRESHOLD, RANDOMK and "
       << "SCALECOM; method " << SyncParameter::Method_Name(p.method()) << " takes FP32 or FP16";
-  CAFFE_REQUIRE(SyncParameter::Method_IsValid(p.method()))
-      << where << "method " << static_cast<int>(p.method()) << " is unknown";
+  // Each method checks its own sub-message only: the others' are ignored, so that one
+  // solver file can carry every method's settings and `method` alone picks.
+  switch (p.method()) {
+    case SyncParameter::IWP:
+    case SyncParameter::FIXED_THRESHOLD: {
+      const IwpParameter& iwp = p.iwp_param();
+      const std::string at = where + "iwp_param.";
+      // epsilon 0 would make a zero weight's importance infinite (or NaN for a zero
+      // residual), which no threshold can rank.
+      CAFFE_REQUIRE(iwp.epsilon() > 0 && std::isfinite(iwp.epsilon()))
+          << at << "epsilon must be > 0, found " << iwp.epsilon();
+      CAFFE_REQUIRE(iwp.stochastic_fraction() >= 0 && iwp.stochastic_fraction() < 1)
+          << at << "stochastic_fraction must lie in [0, 1), found " << iwp.stochastic_fraction();
+      CAFFE_REQUIRE(iwp.leader() == IwpParameter::PER_STEP || iwp.layer_wise() ||
+                    p.method() != SyncParameter::IWP)
+          << at << "leader: " << IwpParameter::Leader_Name(iwp.leader())
+          << " needs layer_wise: true (its budget split is made on every rank, by blob)";
+      CAFFE_REQUIRE(iwp.sample_fraction() > 0 && iwp.sample_fraction() <= 1)
+          << at << "sample_fraction must lie in (0, 1], found " << iwp.sample_fraction();
+      break;
+    }
+    case SyncParameter::POWERSGD:
+      CAFFE_REQUIRE(p.powersgd_param().rank() >= 1)
+          << where << "powersgd_param.rank must be at least 1, found " << p.powersgd_param().rank();
+      break;
+    case SyncParameter::SCALECOM:
+      CAFFE_REQUIRE(p.scalecom_param().beta() > 0 && p.scalecom_param().beta() <= 1)
+          << where << "scalecom_param.beta must lie in (0, 1], found " << p.scalecom_param().beta();
+      break;
+    case SyncParameter::DENSE:
+    case SyncParameter::TOPK_ALLGATHER:
+    case SyncParameter::RANDOMK:
+      break;
+  }
 }
 
 std::unique_ptr<GradientExchange> CreateGradientExchange(const SyncParameter& param,

@@ -25,7 +25,7 @@ constexpr uint64_t kSampleSalt = 0x5a3b1eull;
 
 IwpExchange::IwpExchange(const SyncParameter& param, Transport transport)
     : ResidualExchange(param, std::move(transport)) {
-  if (param_.method() == SyncParameter::IWP && param_.stochastic_fraction() > 0) {
+  if (param_.method() == SyncParameter::IWP && param_.iwp_param().stochastic_fraction() > 0) {
     TrackKnownImportance();
   }
 }
@@ -142,8 +142,8 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, int64_t b
   SelectionKernels& kernels = Kernels();
   vector<const float*> residuals(params.size(), nullptr);
   for (size_t b : led) residuals[b] = ResidualData(b);
-  kernels.ComputeImportance(params, led, residuals, param_.epsilon(),
-                            param_.score() != SyncParameter::MAGNITUDE);
+  kernels.ComputeImportance(params, led, residuals, param_.iwp_param().epsilon(),
+                            param_.iwp_param().score() != IwpParameter::MAGNITUDE);
   vector<double> vmrs(led.size());
   bool all_finite = true;
   for (size_t j = 0; j < led.size(); ++j) {
@@ -167,7 +167,7 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, int64_t b
   if (fixed) {
     for (size_t j = 0; j < led.size(); ++j) {
       BlobIndexRecord& c = (*choices)[led[j]];
-      c.threshold = param_.fixed_threshold();
+      c.threshold = param_.iwp_param().fixed_threshold();
       c.indices = kernels.SelectAtLeast(j, c.threshold);
     }
     return;
@@ -175,11 +175,12 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, int64_t b
   int64_t total = 0;
   for (int64_t n : sizes) total += n;
 
-  if (!param_.layer_wise()) {
+  if (!param_.iwp_param().layer_wise()) {
     // One threshold for all sparse blobs: the budget-th largest importance overall.
     float threshold;
-    if (param_.threshold_mode() == SyncParameter::SAMPLED) {
-      const int64_t samples = std::max<int64_t>(1, static_cast<int64_t>(param_.sample_fraction() * total));
+    if (param_.iwp_param().threshold_mode() == IwpParameter::SAMPLED) {
+      const int64_t samples =
+          std::max<int64_t>(1, static_cast<int64_t>(param_.iwp_param().sample_fraction() * total));
       const vector<int64_t> positions =
           SamplePositions(SharedHash(param_.seed(), iter, -1, kSampleSalt), total, samples);
       const int64_t k_sample = std::max<int64_t>(1, static_cast<int64_t>(std::llround(double(budget) / total * samples)));
@@ -196,16 +197,18 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, int64_t b
   }
 
   const vector<int64_t> k =
-      shared_budgets.empty() ? SplitBudget(sizes, vmrs, budget, param_.vmr_exponent()) : vector<int64_t>();
+      shared_budgets.empty() ? SplitBudget(sizes, vmrs, budget, param_.iwp_param().vmr_exponent())
+                             : vector<int64_t>();
   for (size_t j = 0; j < led.size(); ++j) {
     const size_t b = led[j];
     BlobIndexRecord& c = (*choices)[b];
     const int64_t n = sizes[j];
     const int64_t k_blob = shared_budgets.empty() ? k[j] : shared_budgets[b];
     if (k_blob <= 0) continue;
-    if (param_.threshold_mode() == SyncParameter::SAMPLED) {
+    if (param_.iwp_param().threshold_mode() == IwpParameter::SAMPLED) {
       // Estimate the (1 - k/n) quantile from a sample instead of selecting over all n.
-      const int64_t samples = std::max<int64_t>(1, static_cast<int64_t>(param_.sample_fraction() * n));
+      const int64_t samples =
+          std::max<int64_t>(1, static_cast<int64_t>(param_.iwp_param().sample_fraction() * n));
       const vector<int64_t> positions =
           SamplePositions(SharedHash(param_.seed(), iter, static_cast<int64_t>(b), kSampleSalt), n, samples);
       const int64_t k_sample = std::max<int64_t>(1, static_cast<int64_t>(std::llround(double(k_blob) / n * samples)));
@@ -264,8 +267,8 @@ void IwpExchange::PlanSparseStep(int iter, const vector<Blob*>& params, float de
   const size_t m = params.size();
   const int n_ranks = comm_->size();
   const int me = comm_->rank();
-  const SyncParameter::Leader mode = param_.leader();
-  const bool every_rank = mode == SyncParameter::EVERY_RANK;
+  const IwpParameter::Leader mode = param_.iwp_param().leader();
+  const bool every_rank = mode == IwpParameter::EVERY_RANK;
   const bool fixed = param_.method() == SyncParameter::FIXED_THRESHOLD;
   StepPlan& plan = plan_;
   plan = StepPlan();
@@ -286,7 +289,7 @@ void IwpExchange::PlanSparseStep(int iter, const vector<Blob*>& params, float de
       for (int r = 0; r < n_ranks; ++r) plan.led[r].push_back(b);
       continue;
     }
-    const bool per_layer = mode == SyncParameter::PER_LAYER;
+    const bool per_layer = mode == IwpParameter::PER_LAYER;
     plan.leader[b] = LeaderFor(param_.seed(), iter, per_layer ? static_cast<int64_t>(b) : -1, n_ranks);
     plan.mine[b] = plan.leader[b] == me;
     plan.led[plan.leader[b]].push_back(b);
@@ -297,9 +300,10 @@ void IwpExchange::PlanSparseStep(int iter, const vector<Blob*>& params, float de
   // coordinates that have waited long or mattered when last sent.
   plan.drawn.assign(m, {});
   int64_t drawn_total = 0;
-  if (!fixed && param_.stochastic_fraction() > 0) {
+  if (!fixed && param_.iwp_param().stochastic_fraction() > 0) {
     for (size_t b : plan.sparse) {
-      plan.drawn[b] = StochasticDraw(b, param_.stochastic_fraction() * density * params[b]->count());
+      plan.drawn[b] = StochasticDraw(
+          b, param_.iwp_param().stochastic_fraction() * density * params[b]->count());
       drawn_total += static_cast<int64_t>(plan.drawn[b].size());
     }
   }
@@ -308,10 +312,11 @@ void IwpExchange::PlanSparseStep(int iter, const vector<Blob*>& params, float de
   // PER_LAYER and EVERY_RANK: every rank splits the budget alike, by the VMRs the
   // last step's messages carried, so that a leader needs only its own blobs'
   // importances (PER_LAYER) or every rank knows each one's share (EVERY_RANK).
-  if (mode != SyncParameter::PER_STEP && !fixed && param_.layer_wise()) {
+  if (mode != IwpParameter::PER_STEP && !fixed && param_.iwp_param().layer_wise()) {
     vector<double> vmrs(plan.sparse.size(), 1.0);
     if (last_vmr_.size() == vmrs.size()) vmrs = last_vmr_;
-    const vector<int64_t> split = SplitBudget(sparse_sizes, vmrs, plan.leader_budget, param_.vmr_exponent());
+    const vector<int64_t> split =
+        SplitBudget(sparse_sizes, vmrs, plan.leader_budget, param_.iwp_param().vmr_exponent());
     plan.shared_budgets.assign(m, 0);
     for (size_t j = 0; j < plan.sparse.size(); ++j) {
       const size_t b = plan.sparse[j];
@@ -354,7 +359,7 @@ void IwpExchange::ChooseFor(const vector<size_t>& blobs, const vector<Blob*>& pa
 
 void IwpExchange::AgreeFor(const vector<size_t>& blobs, const vector<Blob*>& params) {
   const int n_ranks = comm_->size();
-  const bool every_rank = param_.leader() == SyncParameter::EVERY_RANK;
+  const bool every_rank = param_.iwp_param().leader() == IwpParameter::EVERY_RANK;
   // 7. Index broadcast (over NCCL in GPU mode when NCCL carries the values): each
   // leader's records of the listed blobs it leads.
   vector<vector<size_t>> led(n_ranks);
@@ -415,11 +420,11 @@ void IwpExchange::AgreeFor(const vector<size_t>& blobs, const vector<Blob*>& par
 }
 
 void IwpExchange::FinishSparseStep(const vector<Blob*>& params) {
-  if (param_.leader() != SyncParameter::PER_STEP) {
+  if (param_.iwp_param().leader() != IwpParameter::PER_STEP) {
     last_vmr_.clear();
     for (size_t b : plan_.sparse) last_vmr_.push_back(plan_.vmrs[b]);
   }
-  if (param_.leader() == SyncParameter::EVERY_RANK) {
+  if (param_.iwp_param().leader() == IwpParameter::EVERY_RANK) {
     last_overlap_.clear();
     for (size_t b : plan_.sparse) last_overlap_.push_back(plan_.overlap[b]);
   }
@@ -440,8 +445,8 @@ void IwpExchange::FinishSparseStep(const vector<Blob*>& params) {
 bool IwpExchange::OverlapsBuckets() const {
   // A bucket's choice needs the step's budgets before backward: the split by the last
   // step's VMRs, which one leader per step (PER_STEP) makes from fresh ones instead.
-  return param_.method() == SyncParameter::IWP && param_.leader() != SyncParameter::PER_STEP &&
-         param_.layer_wise();
+  return param_.method() == SyncParameter::IWP &&
+         param_.iwp_param().leader() != IwpParameter::PER_STEP && param_.iwp_param().layer_wise();
 }
 
 void IwpExchange::ChooseBucket(const SparseBucket& bucket, const vector<Blob*>& params) {

@@ -13,6 +13,24 @@ namespace caffe {
 
 namespace {
 
+SyncParameter WithoutCoordinateSettings(SyncParameter param) {
+  param.clear_momentum_correction();
+  param.clear_max_relative_step();
+  return param;
+}
+
+}  // namespace
+
+PowerSgdExchange::PowerSgdExchange(const SyncParameter& param, Transport transport)
+    : ResidualExchange(WithoutCoordinateSettings(param), std::move(transport)) {
+  if ((param.momentum_correction() || param.max_relative_step() > 0) && comm_->rank() == 0) {
+    LOG(INFO) << "POWERSGD ignores sync_param.momentum_correction and max_relative_step "
+              << "(they act on single coordinates, which a low-rank exchange does not send)";
+  }
+}
+
+namespace {
+
 // Separates the streams Q is drawn from.
 constexpr uint64_t kQSalt = 0x9051dull;
 
@@ -63,7 +81,8 @@ int PowerSgdExchange::Orthonormalize(float* matrix, int64_t rows, int64_t cols) 
 }
 
 int PowerSgdExchange::RankFor(size_t b) const {
-  return static_cast<int>(std::min<int64_t>(param_.powersgd_rank(), std::min(rows_[b], cols_[b])));
+  return static_cast<int>(
+      std::min<int64_t>(param_.powersgd_param().rank(), std::min(rows_[b], cols_[b])));
 }
 
 void PowerSgdExchange::DrawColumn(size_t b, int64_t cols, int rank, int j) {
@@ -90,7 +109,7 @@ void PowerSgdExchange::PlanBudget(const vector<Blob*>& params) {
   for (size_t b = 0; b < m; ++b) {
     MatrixShape(*params[b], &rows_[b], &cols_[b]);
     total += params[b]->count();
-    dense[b] = !Compressible(rows_[b], cols_[b], param_.powersgd_rank());
+    dense[b] = !Compressible(rows_[b], cols_[b], param_.powersgd_param().rank());
     if (dense[b]) {
       dense_elements += params[b]->count();
       continue;
@@ -103,8 +122,9 @@ void PowerSgdExchange::PlanBudget(const vector<Blob*>& params) {
   set_dense_blobs(dense);
   if (comm_->rank() != 0) return;
   const int64_t per_step = dense_elements + factors;
-  LOG(INFO) << "sync plan (POWERSGD): rank " << param_.powersgd_rank() << "; " << per_step << " of "
-            << total << " values per step (" << (per_step > 0 ? double(total) / per_step : 0.0)
+  LOG(INFO) << "sync plan (POWERSGD): rank " << param_.powersgd_param().rank() << "; " << per_step
+            << " of " << total << " values per step ("
+            << (per_step > 0 ? double(total) / per_step : 0.0)
             << "x fewer); dense: " << dense_elements << " elements in one buffer; factors:"
             << (factors > 0 ? compressed.str() : std::string(" none"));
 }
@@ -158,7 +178,8 @@ int64_t PowerSgdExchange::ExchangeSparse(int iter, const vector<Blob*>& params, 
     }
     CAFFE_REQUIRE(static_cast<int64_t>(q_[b].size()) == cols_[b] * r)
         << "sync state (POWERSGD): blob '" << name(b) << "' holds a Q of " << q_[b].size()
-        << " values, rank " << r << " needs " << cols_[b] * r << " (saved with another powersgd_rank?)";
+        << " values, rank " << r << " needs " << cols_[b] * r
+        << " (saved with another powersgd_param.rank?)";
     math::gemm(math::NoTrans, math::NoTrans, rows_[b], r, cols_[b], 1.f, ResidualData(b),
                q_[b].data(), 0.f, p_all_.data() + p_at[j]);
   }

@@ -602,7 +602,7 @@ void ResidualExchange::ApplyReduced(const vector<Blob*>& params, const vector<si
     }
   }
   const float inv = 1.f / comm_->size();
-  const bool divide_by_weight = param_.score() != SyncParameter::MAGNITUDE;
+  const bool divide_by_weight = param_.iwp_param().score() != IwpParameter::MAGNITUDE;
   // The rate limit hands a cut value back in proportion to what each rank sent. With
   // FP16 or INT8 that is what travelled of it (its value less its roundings, which go back
   // whole): then the ranks' shares add up to the cut exactly.
@@ -624,7 +624,8 @@ void ResidualExchange::ApplyReduced(const vector<Blob*>& params, const vector<si
     // What every rank now knows of these coordinates' importance: the stochastic
     // update's hint of which waiting coordinates are likely to matter.
     if (kernels.tracks_known_importance()) {
-      kernels.RecordKnownImportance(b, selection, *p, param_.epsilon(), divide_by_weight);
+      kernels.RecordKnownImportance(b, selection, *p, param_.iwp_param().epsilon(),
+                                    divide_by_weight);
     }
     pos += count_of(b);
   }

@@ -18,7 +18,7 @@ int ScaleComExchange::LeaderAt(uint64_t seed, int64_t iter, int world_size) {
 
 int64_t ScaleComExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float density) {
   const size_t m = params.size();
-  const float beta = param_.scalecom_beta();
+  const float beta = param_.scalecom_param().beta();
   if (filtered_.empty()) filtered_.resize(m);
   CAFFE_REQUIRE(filtered_.size() == m)
       << "sync state (SCALECOM) holds " << filtered_.size() << " filtered blobs, the net has " << m;

@@ -1,5 +1,7 @@
 #include "caffe/util/upgrade_proto.hpp"
 
+#include <glog/logging.h>
+
 #include <regex>
 #include <sstream>
 #include <vector>
@@ -51,8 +53,92 @@ bool UpgradeNetAsNeeded(const std::string& source, NetParameter* param) {
   return true;
 }
 
+namespace {
+
+// A per-method setting that sync_param once held flat, and where it lives now.
+struct MovedSyncField {
+  const char* flat;     // its name directly in sync_param
+  const char* message;  // the sub-message that holds it now
+  const char* name;     // its name there
+};
+const MovedSyncField kMovedSyncFields[] = {
+    {"layer_wise", "iwp_param", "layer_wise"},
+    {"vmr_exponent", "iwp_param", "vmr_exponent"},
+    {"epsilon", "iwp_param", "epsilon"},
+    {"score", "iwp_param", "score"},
+    {"stochastic_fraction", "iwp_param", "stochastic_fraction"},
+    {"leader", "iwp_param", "leader"},
+    {"threshold_mode", "iwp_param", "threshold_mode"},
+    {"sample_fraction", "iwp_param", "sample_fraction"},
+    {"fixed_threshold", "iwp_param", "fixed_threshold"},
+    {"powersgd_rank", "powersgd_param", "rank"},
+    {"scalecom_beta", "scalecom_param", "beta"},
+};
+
+const google::protobuf::FieldDescriptor* SyncField(const char* name) {
+  const google::protobuf::FieldDescriptor* field =
+      SyncParameter::descriptor()->FindFieldByName(name);
+  CHECK(field) << "sync_param has no field " << name;
+  return field;
+}
+
+}  // namespace
+
+std::string FlatMethodFieldsSet(const SyncParameter& sync) {
+  std::string names;
+  for (const MovedSyncField& moved : kMovedSyncFields) {
+    if (!sync.GetReflection()->HasField(sync, SyncField(moved.flat))) continue;
+    names += (names.empty() ? "" : ", ") + std::string(moved.flat);
+  }
+  return names;
+}
+
+bool UpgradeSyncParameter(const std::string& source, SyncParameter* sync) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Reflection* reflection = sync->GetReflection();
+  std::ostringstream moved_names;
+  for (const MovedSyncField& moved : kMovedSyncFields) {
+    const FieldDescriptor* from = SyncField(moved.flat);
+    if (!reflection->HasField(*sync, from)) continue;
+    google::protobuf::Message* message = reflection->MutableMessage(sync, SyncField(moved.message));
+    const google::protobuf::Reflection* into = message->GetReflection();
+    const FieldDescriptor* to = message->GetDescriptor()->FindFieldByName(moved.name);
+    CHECK(to && to->cpp_type() == from->cpp_type())
+        << moved.flat << " cannot move to " << moved.name;
+    CAFFE_REQUIRE(!into->HasField(*message, to))
+        << source << ": sync_param sets both " << moved.flat << " and " << moved.message << "."
+        << moved.name << "; keep the second";
+    switch (from->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_BOOL:
+        into->SetBool(message, to, reflection->GetBool(*sync, from));
+        break;
+      case FieldDescriptor::CPPTYPE_FLOAT:
+        into->SetFloat(message, to, reflection->GetFloat(*sync, from));
+        break;
+      case FieldDescriptor::CPPTYPE_INT32:
+        into->SetInt32(message, to, reflection->GetInt32(*sync, from));
+        break;
+      case FieldDescriptor::CPPTYPE_ENUM:
+        into->SetEnumValue(message, to, reflection->GetEnumValue(*sync, from));
+        break;
+      default:
+        LOG(FATAL) << moved.flat << ": a type the upgrade does not move";
+    }
+    reflection->ClearField(sync, from);
+    moved_names << (moved_names.tellp() > 0 ? ", " : "") << moved.flat << " -> " << moved.message
+                << "." << moved.name;
+  }
+  if (moved_names.tellp() == 0) return false;
+  LOG(WARNING) << (source.empty() ? std::string("solver") : source)
+               << ": sync_param's per-method settings moved into sub-messages; upgraded on load ("
+               << moved_names.str() << "). Write them there: docs/iwp.md, \"Settings\"";
+  return true;
+}
+
 bool UpgradeSolverAsNeeded(const std::string& source, SolverParameter* param) {
-  if (!param->has_solver_type()) return false;
+  const bool sync_upgraded =
+      param->has_sync_param() && UpgradeSyncParameter(source, param->mutable_sync_param());
+  if (!param->has_solver_type()) return sync_upgraded;
   const char* name = "SGD";
   switch (param->solver_type()) {
     case SolverParameter::SGD: name = "SGD"; break;
