@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "caffe/common.hpp"
+#include "caffe/exchanges/iwp_exchange.hpp"
 #include "caffe/net.hpp"
-#include "caffe/sync/iwp_exchange.hpp"
 #include "caffe/sync/selection_kernels.hpp"
 #include "caffe/util/device_alternate.hpp"
 #ifdef USE_CUDA

@@ -10,18 +10,21 @@ A part may include its own headers, the schema (caffe/proto), and the headers of
 parts it depends on, directly or through them. The link check (layering_check_*)
 catches calls into a higher part; this catches header-only back-edges (an enum, an
 inline function) that link fine. One narrowing from docs/design.md section 8: the exchange
-sees flat parameter buffers, so sync may take Blob and SyncedMemory from core but
-never a Layer or a Net.
+sees flat parameter buffers, so sync and the exchange methods (exchanges) may take Blob
+and SyncedMemory from core but never a Layer or a Net.
 
 A second rule keeps the transport wired in one place (docs/design.md section 4): outside
-the communicators themselves and transport.{hpp,cpp}, no sync file constructs a
-communicator, compares a backend's name or casts a Communicator to its backend.
+the communicators themselves and transport.{hpp,cpp}, no sync or exchanges file
+constructs a communicator, compares a backend's name or casts a Communicator to its
+backend.
 """
 import os
 import re
 import sys
 
 SYNC_MAY_USE_FROM_CORE = {"blob.hpp", "syncedmem.hpp", "common.hpp"}
+# The parts that hold the exchange: the framework (sync) and the methods (exchanges).
+EXCHANGE_PARTS = {"sync", "exchanges"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(caffe/[^"]+|support/[^"]+)"')
 # Files of the sync part that may make communicators and know their backends.
 TRANSPORT_FILES = re.compile(r"(^|_)communicator\.(hpp|cpp|cu)$|^transport\.(hpp|cpp)$")
@@ -34,7 +37,7 @@ TRANSPORT_LEAKS = [
 
 
 def part_of_header(header):
-    """The part that owns an include path such as caffe/sync/iwp_exchange.hpp."""
+    """The part that owns an include path such as caffe/exchanges/iwp_exchange.hpp."""
     if header.startswith("support/"):
         return "tool_support"
     rest = header[len("caffe/"):]
@@ -92,7 +95,7 @@ def main():
                     problems.append(f"{rel}: part '{part}' is not declared in CMakeLists.txt")
                     continue
                 checked += 1
-                watch_transport = part == "sync" and not TRANSPORT_FILES.search(name)
+                watch_transport = part in EXCHANGE_PARTS and not TRANSPORT_FILES.search(name)
                 with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
                     for line_no, line in enumerate(f, 1):
                         if watch_transport:
@@ -108,9 +111,9 @@ def main():
                         if owner not in allowed[part]:
                             problems.append(f"{rel}:{line_no}: part '{part}' includes {header} "
                                             f"of part '{owner}', which it does not depend on")
-                        elif (part == "sync" and owner == "core" and
+                        elif (part in EXCHANGE_PARTS and owner == "core" and
                               os.path.basename(header) not in SYNC_MAY_USE_FROM_CORE):
-                            problems.append(f"{rel}:{line_no}: sync includes {header}; the "
+                            problems.append(f"{rel}:{line_no}: {part} includes {header}; the "
                                             f"exchange may take only Blob and SyncedMemory "
                                             f"from core")
     for p in problems:

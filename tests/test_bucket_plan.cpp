@@ -6,9 +6,9 @@
 
 #include <map>
 
+#include "caffe/exchanges/dense_exchange.hpp"
 #include "caffe/net.hpp"
 #include "caffe/sync/bucket_plan.hpp"
-#include "caffe/sync/dense_exchange.hpp"
 #include "caffe/sync/local_communicator.hpp"
 #include "test_util.hpp"
 

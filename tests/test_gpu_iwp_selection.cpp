@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "caffe/exchanges/iwp_exchange.hpp"
 #include "caffe/sync/gradient_exchange.hpp"
 #include "caffe/sync/host_residual_kernels.hpp"
-#include "caffe/sync/iwp_exchange.hpp"
 #include "caffe/sync/local_communicator.hpp"
 #include "caffe/sync/residual_kernels.hpp"
 #include "caffe/sync/selection_kernels.hpp"
@@ -628,7 +628,7 @@ TEST(GpuIwpSelectionTest, StepsInGpuModeEqualCpuMode) {
     auto make = [&, method = method, extra = extra](bool gpu) {
       auto exchange = CreateGradientExchange(MakeSync(method, extra),
                                              std::make_shared<LocalCommunicator>());
-      exchange->set_gpu_mode(gpu);
+      exchange->Describe({{}, {}, {}, {}, gpu});
       exchange->TakeOverMomentum(0.5f);
       return exchange;
     };
@@ -692,7 +692,7 @@ TEST(GpuIwpSelectionTest, ResumeWithoutMomentumCorrectionMatchesCpuMode) {
     auto exchange = CreateGradientExchange(
         MakeSync(SyncParameter::IWP, momentum_correction ? "momentum_correction: true" : ""),
         std::make_shared<LocalCommunicator>());
-    exchange->set_gpu_mode(gpu);
+    exchange->Describe({{}, {}, {}, {}, gpu});
     exchange->TakeOverMomentum(0.5f);
     return exchange;
   };

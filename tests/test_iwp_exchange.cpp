@@ -10,8 +10,8 @@
 #include <memory>
 #include <random>
 
+#include "caffe/exchanges/iwp_exchange.hpp"
 #include "caffe/sync/host_residual_kernels.hpp"
-#include "caffe/sync/iwp_exchange.hpp"
 #include "caffe/sync/local_communicator.hpp"
 #include "caffe/util/io.hpp"
 #include "test_util.hpp"
@@ -228,7 +228,7 @@ TEST(IwpExchangeLocalTest, RateLimitBoundsTheStepAndKeepsTheRest) {
     vector<float> before = t == 0 ? vector<float>(4000, 0.f) : exchange->residual(0);
     const float* g = params.ptrs[0]->cpu_diff();
     for (int64_t i = 0; i < 4000; ++i) before[i] += g[i];
-    exchange->set_step_rates({rate});
+    exchange->set_learning_rate(rate);
     exchange->Exchange(t, params.ptrs);
     const Blob& blob = *params.ptrs[0];
     double squares = 0;
@@ -249,7 +249,7 @@ TEST(IwpExchangeLocalTest, RateLimitBoundsTheStepAndKeepsTheRest) {
 
 TEST(IwpExchangeLocalTest, NonFiniteResidualIsAnErrorNamingTheBlob) {
   auto exchange = MakeIwp("density: 0.1");
-  exchange->set_param_names({"conv1[0]", "conv2[0]"});
+  exchange->Describe({{"conv1[0]", "conv2[0]"}});
   Params params({1000, 1000});
   params.SetGradients(1);
   params.ptrs[1]->mutable_cpu_diff()[7] = std::numeric_limits<float>::quiet_NaN();
@@ -293,7 +293,7 @@ TEST(IwpExchangeLocalTest, StateRoundTripsAndIsCheckedAgainstTheNet) {
     }
     const string state = original->SaveState();
     auto resumed = MakeIwp(settings);
-    resumed->set_param_sizes({3000, 2000});
+    resumed->Describe({{}, {3000, 2000}});
     resumed->RestoreState(state);
     Params b({3000, 2000});
     for (int t = 6; t < 12; ++t) {
@@ -309,7 +309,7 @@ TEST(IwpExchangeLocalTest, StateRoundTripsAndIsCheckedAgainstTheNet) {
     }
     // A state of another net is refused at once, naming what differs.
     auto other = MakeIwp(settings);
-    other->set_param_sizes({3000, 2001});
+    other->Describe({{}, {3000, 2001}});
     try {
       other->RestoreState(state);
       FAIL() << "expected an error";

@@ -5,8 +5,8 @@
 #include <numeric>
 #include <random>
 
+#include "caffe/exchanges/iwp_exchange.hpp"
 #include "caffe/sync/index_codec.hpp"
-#include "caffe/sync/iwp_exchange.hpp"
 #include "caffe/sync/shared_random.hpp"
 #include "caffe/sync/top_k.hpp"
 

@@ -9,13 +9,13 @@
 #include <random>
 
 #include "caffe/data/db.hpp"
+#include "caffe/exchanges/dense_exchange.hpp"
+#include "caffe/exchanges/iwp_exchange.hpp"
+#include "caffe/exchanges/residual_exchange.hpp"
+#include "caffe/exchanges/scalecom_exchange.hpp"
 #include "caffe/solver.hpp"
 #include "caffe/sync/block_int8.hpp"
-#include "caffe/sync/dense_exchange.hpp"
 #include "caffe/sync/half_precision.hpp"
-#include "caffe/sync/iwp_exchange.hpp"
-#include "caffe/sync/residual_exchange.hpp"
-#include "caffe/sync/scalecom_exchange.hpp"
 #include "caffe/sync/shared_random.hpp"
 #include "caffe/sync/top_k.hpp"
 #include "caffe/util/io.hpp"
@@ -124,7 +124,7 @@ TEST_P(ExchangeMethodTest, ConservesEveryCoordinateAndAppliesTheSameGradientEver
   for (int t = 0; t < steps; ++t) {
     params.SetGradients(g_comm->rank(), t);
     // A rate large enough that the rate limit, where set, cuts values short.
-    exchange->set_step_rates(vector<float>(params.ptrs.size(), 1.f));
+    exchange->set_learning_rate(1.f);
     for (size_t b = 0; b < params.ptrs.size(); ++b) {
       const float* g = params.ptrs[b]->cpu_diff();
       const int64_t count = params.ptrs[b]->count();
@@ -264,8 +264,8 @@ TEST(IwpBucketsTest, OverlappedStepsApplyWhatWholeStepsApplyAndConserve) {
     auto overlapped = CreateGradientExchange(sync, g_comm);
     auto whole = CreateGradientExchange(sync, g_comm);
     // FakeParams' blobs finish in three layers: 5000 first, then 3000, then 40 and 700.
-    overlapped->set_param_ready_layers({2, 1, 0, 0});
-    whole->set_param_ready_layers({2, 1, 0, 0});
+    overlapped->Describe({{}, {}, {}, {2, 1, 0, 0}});
+    whole->Describe({{}, {}, {}, {2, 1, 0, 0}});
     FakeParams a, b;
     auto* residual = dynamic_cast<ResidualExchange*>(overlapped.get());
     vector<vector<double>> applied(a.ptrs.size()), local(a.ptrs.size());
@@ -281,8 +281,8 @@ TEST(IwpBucketsTest, OverlappedStepsApplyWhatWholeStepsApplyAndConserve) {
       }
       overlapped->BeginBackward(t, a.ptrs);
       for (int layer : {2, 1, 0}) overlapped->OnLayerBackward(layer);
-      overlapped->set_step_rates(vector<float>(a.ptrs.size(), 1.f));
-      whole->set_step_rates(vector<float>(b.ptrs.size(), 1.f));
+      overlapped->set_learning_rate(1.f);
+      whole->set_learning_rate(1.f);
       overlapped->Exchange(t, a.ptrs);
       whole->Exchange(t, b.ptrs);
       for (size_t k = 0; k < a.ptrs.size(); ++k) {
@@ -398,7 +398,7 @@ TEST(ExchangeNonFiniteTest, OneRanksNaNIsAnErrorOnEveryRank) {
       int t = 0;
       while ((LeaderFor(1, t, -1, n) == bad_rank) != static_cast<bool>(want_bad_leader)) ++t;
       auto exchange = CreateGradientExchange(MakeSync(method, extra), g_comm);
-      exchange->set_param_names({"a[0]", "b[0]", "c[0]", "d[0]"});
+      exchange->Describe({{"a[0]", "b[0]", "c[0]", "d[0]"}});
       FakeParams params;
       params.SetGradients(g_comm->rank(), t);
       // A coordinate with a small gradient elsewhere: the leader would not pick it.
@@ -707,7 +707,7 @@ TEST(ExchangeResumeTest, StateComesBackExactly) {
     for (int t = 0; t < 8; ++t) {
       if (t == 4) state = first->SaveState();
       params.SetGradients(g_comm->rank(), t);
-      first->set_step_rates(vector<float>(params.ptrs.size(), 1.f));
+      first->set_learning_rate(1.f);
       first->Exchange(t, params.ptrs);
       if (t >= 4) {
         for (Blob* b : params.ptrs) diffs.emplace_back(b->cpu_diff(), b->cpu_diff() + b->count());
@@ -715,12 +715,12 @@ TEST(ExchangeResumeTest, StateComesBackExactly) {
     }
     EXPECT_FALSE(state.empty()) << extra;
     auto second = CreateGradientExchange(sync, g_comm);
-    second->set_param_sizes({5000, 3000, 40, 700});
+    second->Describe({{}, {5000, 3000, 40, 700}});
     second->RestoreState(state);
     size_t at = 0;
     for (int t = 4; t < 8; ++t) {
       params.SetGradients(g_comm->rank(), t);
-      second->set_step_rates(vector<float>(params.ptrs.size(), 1.f));
+      second->set_learning_rate(1.f);
       second->Exchange(t, params.ptrs);
       for (Blob* b : params.ptrs) {
         ASSERT_EQ(0, std::memcmp(diffs[at++].data(), b->cpu_diff(), b->count() * sizeof(float)))

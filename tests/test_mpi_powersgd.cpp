@@ -10,8 +10,8 @@
 #include <cstring>
 #include <random>
 
+#include "caffe/exchanges/powersgd_exchange.hpp"
 #include "caffe/sync/mpi_communicator.hpp"
-#include "caffe/sync/powersgd_exchange.hpp"
 #include "caffe/util/io.hpp"
 #include "mpi_test_support.hpp"
 #include "test_util.hpp"
@@ -339,7 +339,7 @@ TEST(PowerSgdTest, ResumeIsExact) {
     }
   }
   auto second = CreateGradientExchange(PowerSgd(2), g_comm);
-  second->set_param_sizes({1200, 2400, 40});
+  second->Describe({{}, {1200, 2400, 40}});
   second->RestoreState(state);
   size_t at = 0;
   for (int t = 4; t < 8; ++t) {
@@ -377,7 +377,7 @@ TEST(PowerSgdTest, CoordinateSettingsAreIgnoredAndTheRankIsChecked) {
     EXPECT_NO_THROW(ValidateSyncParameter(p, "solver.prototxt")) << extra;
     auto exchange = CreateGradientExchange(p, g_comm);
     EXPECT_FALSE(exchange->TakeOverMomentum(0.9f)) << extra;
-    EXPECT_FALSE(exchange->wants_step_rates()) << extra;
+    EXPECT_FALSE(exchange->wants_learning_rate()) << extra;
   }
   try {
     ValidateSyncParameter(PowerSgd(0), "solver.prototxt");

@@ -316,7 +316,7 @@ TEST(SolverTest, AMethodIgnoresTheOtherMethodsSettings) {
   EXPECT_NO_THROW(ValidateSyncParameter(sync, "s"));
   auto powersgd = CreateGradientExchange(sync, std::make_shared<LocalCommunicator>());
   EXPECT_FALSE(powersgd->TakeOverMomentum(0.9f));
-  EXPECT_FALSE(powersgd->wants_step_rates());
+  EXPECT_FALSE(powersgd->wants_learning_rate());
 }
 
 // Each policy's rate at several iterations against its formula.

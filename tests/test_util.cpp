@@ -1,5 +1,6 @@
 #include "test_util.hpp"
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,8 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
-
-#include <gtest/gtest.h>
 
 #include "caffe/util/io.hpp"
 

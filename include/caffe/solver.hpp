@@ -116,7 +116,6 @@ class Solver {
   // The learnable params that receive a gradient (what the exchange combines), and
   // those that are data statistics (averaged at tests and snapshots).
   vector<Blob*> exchanged_params_;
-  vector<float> exchanged_lr_mults_;
   vector<Blob*> statistic_params_;
   std::function<SolverAction()> action_function_;
   vector<float> losses_;

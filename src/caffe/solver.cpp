@@ -185,7 +185,6 @@ void Solver::set_gradient_exchange(shared_ptr<GradientExchange> exchange) {
   exchange_ = std::move(exchange);
   initial_weights_shared_ = false;
   exchanged_params_.clear();
-  exchanged_lr_mults_.clear();
   statistic_params_.clear();
   if (!exchange_) return;
   // Only blobs that receive a gradient take part: the others' diffs are zero on
@@ -194,23 +193,19 @@ void Solver::set_gradient_exchange(shared_ptr<GradientExchange> exchange) {
   const vector<bool> receives = net_->learnable_param_receives_gradient();
   const vector<bool> statistic = net_->learnable_param_is_data_statistic();
   const vector<int> ready = net_->learnable_param_ready_layers();
-  vector<string> names;
-  vector<int> ready_layers;
+  ExchangedBlobs blobs;
   for (size_t p = 0; p < receives.size(); ++p) {
     Blob* blob = net_->learnable_params()[p];
     if (statistic[p]) statistic_params_.push_back(blob);
     if (!receives[p]) continue;
     exchanged_params_.push_back(blob);
-    exchanged_lr_mults_.push_back(net_->params_lr()[p]);
-    names.push_back(net_->learnable_param_names()[p]);
-    ready_layers.push_back(ready[p]);
+    blobs.names.push_back(net_->learnable_param_names()[p]);
+    blobs.sizes.push_back(blob->count());
+    blobs.lr_mults.push_back(net_->params_lr()[p]);
+    blobs.ready_layers.push_back(ready[p]);
   }
-  exchange_->set_param_names(names);
-  vector<int64_t> sizes;
-  for (Blob* blob : exchanged_params_) sizes.push_back(blob->count());
-  exchange_->set_param_sizes(sizes);
-  exchange_->set_param_ready_layers(ready_layers);
-  exchange_->set_gpu_mode(context_->mode() == Mode::GPU);
+  blobs.gpu = context_->mode() == Mode::GPU;
+  exchange_->Describe(blobs);
   // Backward reports its progress so the exchange can start on finished gradients
   // (only in the last pass of iter_size, armed by BeginBackward).
   net_->set_backward_observer([this](int layer) {
@@ -433,12 +428,7 @@ void Solver::Step(int iters) {
       // gradient it accumulates, or decay loses the 1 / (1 - momentum) gain it has in
       // the dense solver (DGC adds it before momentum correction too).
       if (momentum_in_exchange_) RegularizeBeforeExchange();
-      if (exchange_->wants_step_rates()) {
-        const float rate = GetLearningRate();
-        vector<float> rates;
-        for (size_t p = 0; p < exchanged_lr_mults_.size(); ++p) rates.push_back(rate * exchanged_lr_mults_[p]);
-        exchange_->set_step_rates(rates);
-      }
+      if (exchange_->wants_learning_rate()) exchange_->set_learning_rate(GetLearningRate());
       exchange_->Exchange(iter_, exchanged_params_);
     }
     ApplyUpdate();

@@ -9,6 +9,7 @@
 #define CAFFE_SYNC_GRADIENT_EXCHANGE_HPP_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,30 +22,38 @@
 
 namespace caffe {
 
+// What the solver tells an exchange about the blobs it will combine, once, before the
+// first Exchange. The exchange sees flat buffers, never the net; it plans from this.
+struct ExchangedBlobs {
+  // "conv1[0]": for logs, errors and the per-blob CSV.
+  vector<string> names;
+  // Element counts: the budget is planned, and a restored state checked, against them.
+  vector<int64_t> sizes;
+  // Learning-rate multipliers: with the step's rate (set_learning_rate), what a value
+  // moves its weight, for the rate limit (sync_param.max_relative_step).
+  vector<float> lr_mults;
+  // The layer after whose backward each gradient is final
+  // (Net::learnable_param_ready_layers): what may travel while backward goes on.
+  vector<int> ready_layers;
+  // Whether the diffs live on a GPU.
+  bool gpu = false;
+};
+
 class GradientExchange {
  public:
   GradientExchange(const SyncParameter& param, Transport transport);
   virtual ~GradientExchange() = default;
 
-  // Names of the parameter blobs ("conv1[0]"), for logs and the per-layer CSV.
-  void set_param_names(const vector<string>& names) { param_names_ = names; }
-  // The element counts of the blobs Exchange will be given, so that a restored state
-  // can be checked against them at once (RestoreState) and the budget planned.
-  void set_param_sizes(const vector<int64_t>& sizes) { param_sizes_ = sizes; }
+  // The blobs Exchange will be given (see ExchangedBlobs); before the first step.
+  void Describe(const ExchangedBlobs& blobs) { blobs_ = blobs; }
   // The solver offers its momentum; a strategy that applies momentum itself (DGC
   // momentum correction) takes it and returns true, and the solver then runs plain SGD.
   virtual bool TakeOverMomentum(float momentum) { return false; }
-  // Before each Exchange: the rate the solver will apply to each blob's diff (base
-  // rate x lr_mult), for a rate limit (SyncParameter.max_relative_step).
-  void set_step_rates(const vector<float>& rates) { step_rates_ = rates; }
-  // Whether the solver must call set_step_rates before each Exchange.
-  bool wants_step_rates() const { return param_.max_relative_step() > 0; }
+  // Whether the solver must give the step's learning rate before each Exchange (the
+  // rate limit, sync_param.max_relative_step, needs it).
+  bool wants_learning_rate() const { return param_.max_relative_step() > 0; }
+  void set_learning_rate(float rate) { learning_rate_ = rate; }
 
-  // What the solver knows about its net: for each parameter, the layer after whose
-  // backward its gradient is final (Net::learnable_param_ready_layers), and whether
-  // the diffs live on a GPU.
-  void set_param_ready_layers(const vector<int>& layers) { param_ready_layers_ = layers; }
-  void set_gpu_mode(bool gpu) { gpu_mode_ = gpu; }
   // The solver is about to run the backward pass of step `iter` whose gradients
   // Exchange will combine, and then reports each layer as backward finishes it; an
   // exchange may start on gradients that are already final (DENSE does). Exchange
@@ -94,6 +103,15 @@ class GradientExchange {
   double DenseRingBytes(int64_t elements) const;
   // Bytes this rank has sent so far, all operations together.
   int64_t BytesSentSoFar() const { return comm_->stats().total_bytes_sent(); }
+  // Blob b's name for logs and errors (its index where none was described).
+  std::string BlobName(size_t b) const {
+    return b < blobs_.names.size() ? blobs_.names[b] : std::to_string(b);
+  }
+  // The rate the solver applies to blob b's diff this step: learning rate x lr_mult.
+  // Only after set_learning_rate.
+  double BlobRate(size_t b) const {
+    return *learning_rate_ * (b < blobs_.lr_mults.size() ? blobs_.lr_mults[b] : 1.f);
+  }
 
   SyncParameter param_;
   // The transport's host communicator (also the one whose counters the step's
@@ -101,11 +119,9 @@ class GradientExchange {
   // memory and comm_; what it sends is added to comm_'s counters).
   std::shared_ptr<Communicator> comm_;
   std::shared_ptr<Communicator> device_comm_;
-  vector<string> param_names_;
-  vector<int64_t> param_sizes_;
-  vector<int> param_ready_layers_;
-  vector<float> step_rates_;
-  bool gpu_mode_ = false;
+  ExchangedBlobs blobs_;
+  // The step's learning rate, once the solver has given one (set_learning_rate).
+  std::optional<float> learning_rate_;
   ExchangeStats stats_;
 };
 

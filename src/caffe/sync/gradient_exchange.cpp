@@ -4,12 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "caffe/sync/dense_exchange.hpp"
-#include "caffe/sync/iwp_exchange.hpp"
-#include "caffe/sync/powersgd_exchange.hpp"
-#include "caffe/sync/randomk_exchange.hpp"
-#include "caffe/sync/scalecom_exchange.hpp"
-#include "caffe/sync/topk_allgather_exchange.hpp"
+#include "caffe/sync/exchange_registry.hpp"
 #include "caffe/util/upgrade_proto.hpp"
 
 namespace caffe {
@@ -27,7 +22,7 @@ GradientExchange::GradientExchange(const SyncParameter& param, Transport transpo
 
 void GradientExchange::BroadcastInitialWeights(const vector<Blob*>& params) {
   if (comm_->size() == 1) return;
-  Communicator* comm = gpu_mode_ && device_comm_ ? device_comm_.get() : comm_.get();
+  Communicator* comm = blobs_.gpu && device_comm_ ? device_comm_.get() : comm_.get();
   for (Blob* p : params) {
     if (p->count() == 0) continue;
     float* data = comm->memory() == BufferMemory::DEVICE ? p->mutable_gpu_data()
@@ -210,22 +205,7 @@ std::unique_ptr<GradientExchange> CreateGradientExchange(const SyncParameter& pa
 
 std::unique_ptr<GradientExchange> CreateGradientExchange(const SyncParameter& param,
                                                          Transport transport) {
-  switch (param.method()) {
-    case SyncParameter::DENSE:
-      return std::make_unique<DenseExchange>(param, std::move(transport));
-    case SyncParameter::IWP:
-    case SyncParameter::FIXED_THRESHOLD:
-      return std::make_unique<IwpExchange>(param, std::move(transport));
-    case SyncParameter::TOPK_ALLGATHER:
-      return std::make_unique<TopkAllgatherExchange>(param, std::move(transport));
-    case SyncParameter::RANDOMK:
-      return std::make_unique<RandomkExchange>(param, std::move(transport));
-    case SyncParameter::POWERSGD:
-      return std::make_unique<PowerSgdExchange>(param, std::move(transport));
-    case SyncParameter::SCALECOM:
-      return std::make_unique<ScaleComExchange>(param, std::move(transport));
-  }
-  ErrorBuilder() << "sync_param.method " << static_cast<int>(param.method()) << " is unknown";
+  return ExchangeRegistry::Create(param, std::move(transport));
 }
 
 }  // namespace caffe

@@ -5,12 +5,12 @@
 // is the point of this method. The step is written once against the residual kernels
 // (host or device, residual_kernels.hpp). With value_encoding FP16 the values travel
 // as halves and each rank's rounding stays in its residual.
-#ifndef CAFFE_SYNC_TOPK_ALLGATHER_EXCHANGE_HPP_
-#define CAFFE_SYNC_TOPK_ALLGATHER_EXCHANGE_HPP_
+#ifndef CAFFE_EXCHANGES_TOPK_ALLGATHER_EXCHANGE_HPP_
+#define CAFFE_EXCHANGES_TOPK_ALLGATHER_EXCHANGE_HPP_
 
 #include <memory>
 
-#include "caffe/sync/residual_exchange.hpp"
+#include "caffe/exchanges/residual_exchange.hpp"
 
 namespace caffe {
 
@@ -38,4 +38,4 @@ class TopkAllgatherExchange : public ResidualExchange {
 
 }  // namespace caffe
 
-#endif  // CAFFE_SYNC_TOPK_ALLGATHER_EXCHANGE_HPP_
+#endif  // CAFFE_EXCHANGES_TOPK_ALLGATHER_EXCHANGE_HPP_

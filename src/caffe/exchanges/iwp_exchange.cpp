@@ -1,4 +1,4 @@
-#include "caffe/sync/iwp_exchange.hpp"
+#include "caffe/exchanges/iwp_exchange.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,6 +7,7 @@
 #include <functional>
 #include <numeric>
 
+#include "caffe/sync/exchange_registry.hpp"
 #include "caffe/sync/index_codec.hpp"
 #include "caffe/sync/shared_random.hpp"
 
@@ -56,7 +57,8 @@ vector<int64_t> IwpExchange::SplitBudget(const vector<int64_t>& sizes, const vec
   int64_t remaining = budget;
   for (size_t round = 0; round < 2 * m + 2; ++round) {
     double free_weight = 0;
-    for (size_t l = 0; l < m; ++l) if (!fixed[l]) free_weight += weight[l];
+    for (size_t l = 0; l < m; ++l)
+      if (!fixed[l]) free_weight += weight[l];
     auto share_of = [&](size_t l) {
       return free_weight > 0 ? remaining * weight[l] / free_weight : 0.0;
     };
@@ -78,11 +80,13 @@ vector<int64_t> IwpExchange::SplitBudget(const vector<int64_t>& sizes, const vec
     }
     if (!capped && !floored) break;
     remaining = budget;
-    for (size_t l = 0; l < m; ++l) if (fixed[l]) remaining -= k[l];
+    for (size_t l = 0; l < m; ++l)
+      if (fixed[l]) remaining -= k[l];
     remaining = std::max<int64_t>(0, remaining);
   }
   double free_weight = 0;
-  for (size_t l = 0; l < m; ++l) if (!fixed[l]) free_weight += weight[l];
+  for (size_t l = 0; l < m; ++l)
+    if (!fixed[l]) free_weight += weight[l];
   // Largest-remainder rounding so the free blobs add up to exactly `remaining`.
   vector<std::pair<double, size_t>> remainders;
   int64_t assigned = 0;
@@ -93,8 +97,9 @@ vector<int64_t> IwpExchange::SplitBudget(const vector<int64_t>& sizes, const vec
     assigned += k[l];
     remainders.push_back({share - std::floor(share), l});
   }
-  std::sort(remainders.begin(), remainders.end(),
-            [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+  std::sort(remainders.begin(), remainders.end(), [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  });
   for (const auto& r : remainders) {
     if (assigned >= remaining) break;
     if (k[r.second] < sizes[r.second]) {
@@ -183,7 +188,8 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, int64_t b
           std::max<int64_t>(1, static_cast<int64_t>(param_.iwp_param().sample_fraction() * total));
       const vector<int64_t> positions =
           SamplePositions(SharedHash(param_.seed(), iter, -1, kSampleSalt), total, samples);
-      const int64_t k_sample = std::max<int64_t>(1, static_cast<int64_t>(std::llround(double(budget) / total * samples)));
+      const int64_t k_sample = std::max<int64_t>(
+          1, static_cast<int64_t>(std::llround(double(budget) / total * samples)));
       threshold = kernels.KthLargestAt(kernels.All(), positions, std::min(k_sample, samples));
     } else {
       threshold = kernels.KthLargest(kernels.All(), std::min(std::max<int64_t>(budget, 1), total));
@@ -209,9 +215,10 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, int64_t b
       // Estimate the (1 - k/n) quantile from a sample instead of selecting over all n.
       const int64_t samples =
           std::max<int64_t>(1, static_cast<int64_t>(param_.iwp_param().sample_fraction() * n));
-      const vector<int64_t> positions =
-          SamplePositions(SharedHash(param_.seed(), iter, static_cast<int64_t>(b), kSampleSalt), n, samples);
-      const int64_t k_sample = std::max<int64_t>(1, static_cast<int64_t>(std::llround(double(k_blob) / n * samples)));
+      const vector<int64_t> positions = SamplePositions(
+          SharedHash(param_.seed(), iter, static_cast<int64_t>(b), kSampleSalt), n, samples);
+      const int64_t k_sample =
+          std::max<int64_t>(1, static_cast<int64_t>(std::llround(double(k_blob) / n * samples)));
       c.threshold = kernels.KthLargestAt(kernels.Span(j), positions, std::min(k_sample, samples));
       c.indices = kernels.SelectAtLeast(j, c.threshold);
     } else {
@@ -222,9 +229,10 @@ void IwpExchange::ChooseIndices(int iter, const vector<Blob*>& params, int64_t b
   }
 }
 
-vector<vector<BlobIndexRecord>> IwpExchange::BroadcastChoices(
-    int iter, const vector<Blob*>& params, const vector<vector<size_t>>& led,
-    const vector<BlobIndexRecord>& mine, vector<int64_t>* record_bytes) {
+vector<vector<BlobIndexRecord>> IwpExchange::BroadcastChoices(int iter, const vector<Blob*>& params,
+                                                              const vector<vector<size_t>>& led,
+                                                              const vector<BlobIndexRecord>& mine,
+                                                              vector<int64_t>* record_bytes) {
   const size_t m = params.size();
   const int me = comm_->rank();
   record_bytes->assign(m, 0);
@@ -241,21 +249,22 @@ vector<vector<BlobIndexRecord>> IwpExchange::BroadcastChoices(
     BroadcastMessage(&message, root);
     int64_t pos = 0;
     for (size_t b : led[root]) {
-      const int64_t bytes = ReadBlobIndexRecord(message.data() + pos,
-                                                static_cast<int64_t>(message.size()) - pos,
-                                                params[b]->count(), &records[root][b]);
+      const int64_t bytes =
+          ReadBlobIndexRecord(message.data() + pos, static_cast<int64_t>(message.size()) - pos,
+                              params[b]->count(), &records[root][b]);
       (*record_bytes)[b] += bytes;
       pos += bytes;
     }
     CAFFE_REQUIRE(pos == static_cast<int64_t>(message.size()))
-        << "index message from rank " << root << " has " << message.size() - pos << " trailing bytes";
+        << "index message from rank " << root << " has " << message.size() - pos
+        << " trailing bytes";
   }
   for (int root = 0; root < comm_->size(); ++root) {
     for (size_t b : led[root]) {
       if (!records[root][b].non_finite) continue;
-      ErrorBuilder() << "sync (" << method_name() << "): iteration " << iter << ": the importance of blob '"
-                     << (b < param_names_.size() ? param_names_[b] : std::to_string(b)) << "' on rank "
-                     << root << " (a leader) is not finite: NaN or Inf in its accumulated "
+      ErrorBuilder() << "sync (" << method_name() << "): iteration " << iter
+                     << ": the importance of blob '" << BlobName(b) << "' on rank " << root
+                     << " (a leader) is not finite: NaN or Inf in its accumulated "
                      << "gradient or its weights (lower base_lr, or set clip_gradients or "
                      << "sync_param.clip_norm)";
     }
@@ -290,11 +299,13 @@ void IwpExchange::PlanSparseStep(int iter, const vector<Blob*>& params, float de
       continue;
     }
     const bool per_layer = mode == IwpParameter::PER_LAYER;
-    plan.leader[b] = LeaderFor(param_.seed(), iter, per_layer ? static_cast<int64_t>(b) : -1, n_ranks);
+    plan.leader[b] =
+        LeaderFor(param_.seed(), iter, per_layer ? static_cast<int64_t>(b) : -1, n_ranks);
     plan.mine[b] = plan.leader[b] == me;
     plan.led[plan.leader[b]].push_back(b);
   }
-  const int64_t budget = std::max<int64_t>(1, std::llround(static_cast<double>(density) * sparse_total));
+  const int64_t budget =
+      std::max<int64_t>(1, std::llround(static_cast<double>(density) * sparse_total));
 
   // 10. The stochastic update's draw, on every rank alike: part of the budget for
   // coordinates that have waited long or mattered when last sent.
@@ -328,7 +339,8 @@ void IwpExchange::PlanSparseStep(int iter, const vector<Blob*>& params, float de
       // at the last step's overlap, fills the blob's budget.
       const double overlap = last_overlap_.size() == plan.sparse.size() ? last_overlap_[j] : 1.0;
       const int64_t room = params[b]->count() - static_cast<int64_t>(plan.drawn[b].size());
-      const int64_t picks = std::min<int64_t>(room, std::llround(split[j] / std::max(overlap, 1.0 / n_ranks)));
+      const int64_t picks =
+          std::min<int64_t>(room, std::llround(split[j] / std::max(overlap, 1.0 / n_ranks)));
       // The remainder goes to a different rank each step.
       const int turn = static_cast<int>(((me - iter) % n_ranks + n_ranks) % n_ranks);
       plan.shared_budgets[b] = picks / n_ranks + (turn < picks % n_ranks ? 1 : 0);
@@ -391,7 +403,8 @@ void IwpExchange::AgreeFor(const vector<size_t>& blobs, const vector<Blob*>& par
         const BlobIndexRecord& record = records[r][b];
         picked += static_cast<int64_t>(record.indices.size());
         vmr += record.vmr;
-        plan_.thresholds[b] = r == 0 ? record.threshold : std::min(plan_.thresholds[b], record.threshold);
+        plan_.thresholds[b] =
+            r == 0 ? record.threshold : std::min(plan_.thresholds[b], record.threshold);
         vector<int32_t> merged;
         merged.reserve(chosen.size() + record.indices.size());
         std::set_union(chosen.begin(), chosen.end(), record.indices.begin(), record.indices.end(),
@@ -431,7 +444,7 @@ void IwpExchange::FinishSparseStep(const vector<Blob*>& params) {
   const vector<Selection>& selections = step_selections();
   for (size_t b = 0; b < params.size(); ++b) {
     BlobSelection s;
-    s.name = b < param_names_.size() ? param_names_[b] : std::to_string(b);
+    s.name = BlobName(b);
     s.elements = params[b]->count();
     s.sent = selections[b].all ? s.elements : static_cast<int64_t>(selections[b].indices.size());
     s.threshold = plan_.thresholds[b];
@@ -501,5 +514,8 @@ void IwpExchange::RestoreMethodState(const std::string& state) {
   }
   CAFFE_REQUIRE(pos == state.size()) << "sync state: IWP section has trailing bytes";
 }
+
+REGISTER_EXCHANGE(IWP, IwpExchange);
+REGISTER_EXCHANGE(FIXED_THRESHOLD, IwpExchange);
 
 }  // namespace caffe

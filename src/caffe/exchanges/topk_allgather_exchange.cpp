@@ -1,9 +1,10 @@
-#include "caffe/sync/topk_allgather_exchange.hpp"
+#include "caffe/exchanges/topk_allgather_exchange.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 
+#include "caffe/sync/exchange_registry.hpp"
 #include "caffe/sync/half_precision.hpp"
 
 namespace caffe {
@@ -26,7 +27,7 @@ void TopkAllgatherExchange::RecordBlobs(const vector<Blob*>& params, const vecto
   for (size_t b = 0; b < params.size(); ++b) {
     const bool dense = IsDenseBlob(b);
     BlobSelection s;
-    s.name = b < param_names_.size() ? param_names_[b] : std::to_string(b);
+    s.name = BlobName(b);
     s.elements = params[b]->count();
     s.sent = dense ? s.elements : k[b];
     s.leader = -1;
@@ -35,7 +36,8 @@ void TopkAllgatherExchange::RecordBlobs(const vector<Blob*>& params, const vecto
   }
 }
 
-int64_t TopkAllgatherExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float density) {
+int64_t TopkAllgatherExchange::ExchangeSparse(int iter, const vector<Blob*>& params,
+                                              float density) {
   ResidualKernels& kernels = residual_kernels();
   const size_t m = params.size();
   const int n_ranks = comm_->size();
@@ -130,5 +132,7 @@ int64_t TopkAllgatherExchange::ExchangeSparse(int iter, const vector<Blob*>& par
   RecordBlobs(params, k);
   return k_total + dense_sent;
 }
+
+REGISTER_EXCHANGE(TOPK_ALLGATHER, TopkAllgatherExchange);
 
 }  // namespace caffe

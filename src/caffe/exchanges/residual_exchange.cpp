@@ -1,4 +1,4 @@
-#include "caffe/sync/residual_exchange.hpp"
+#include "caffe/exchanges/residual_exchange.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -47,7 +47,8 @@ void ResidualExchange::EnsureState(const vector<Blob*>& params) {
     // on one side.
     // Encoded values (FP16, INT8) go over the MPI path only, from host memory.
     const bool encoded = param_.value_encoding() != SyncParameter::FP32;
-    if (gpu_mode_ && SupportsDeviceResiduals() && !encoded) kernels_ = CreateDeviceResidualKernels();
+    if (blobs_.gpu && SupportsDeviceResiduals() && !encoded)
+      kernels_ = CreateDeviceResidualKernels();
     if (!kernels_) kernels_ = std::make_unique<HostResidualKernels>();
     fresh = true;
   }
@@ -115,7 +116,6 @@ const ResidualState& ResidualExchange::HostState() const {
 
 void ResidualExchange::PlanBudget(const vector<Blob*>& params) {
   const size_t m = params.size();
-  auto name = [&](size_t b) { return b < param_names_.size() ? param_names_[b] : std::to_string(b); };
   int64_t total = 0, dense = 0;
   dense_blob_.assign(m, false);
   for (size_t b = 0; b < m; ++b) {
@@ -135,7 +135,8 @@ void ResidualExchange::PlanBudget(const vector<Blob*>& params) {
   while (dense > limit) {
     size_t largest = m;
     for (size_t b = 0; b < m; ++b) {
-      if (dense_blob_[b] && (largest == m || params[b]->count() > params[largest]->count())) largest = b;
+      if (dense_blob_[b] && (largest == m || params[b]->count() > params[largest]->count()))
+        largest = b;
     }
     if (largest == m) break;
     dense_blob_[largest] = false;
@@ -156,21 +157,22 @@ void ResidualExchange::PlanBudget(const vector<Blob*>& params) {
   const double sparse_density = sparse > 0 ? std::max(0.0, budget - dense) / sparse : 0.0;
   line << "sync budget (" << method_name() << "): density " << param_.density() << " of " << total
        << " elements = " << std::llround(budget) << " per step; sent whole: " << dense
-       << " elements in " << dense_blobs << " blob(s) (" << (budget > 0 ? 100.0 * dense / budget : 0)
-       << "% of the budget, max_dense_share " << param_.max_dense_share() << "); sparse: "
-       << sparse_blobs << " blob(s) at density " << sparse_density << " on average:";
+       << " elements in " << dense_blobs << " blob(s) ("
+       << (budget > 0 ? 100.0 * dense / budget : 0) << "% of the budget, max_dense_share "
+       << param_.max_dense_share() << "); sparse: " << sparse_blobs << " blob(s) at density "
+       << sparse_density << " on average:";
   for (size_t b = 0; b < m; ++b) {
     if (dense_blob_[b]) continue;
-    line << " " << name(b) << " " << params[b]->count() << "->"
+    line << " " << BlobName(b) << " " << params[b]->count() << "->"
          << std::llround(sparse_density * params[b]->count());
   }
   LOG(INFO) << line.str();
   if (!sparsified.empty()) {
     std::ostringstream names;
-    for (size_t b : sparsified) names << " " << name(b) << " (" << params[b]->count() << ")";
-    LOG(INFO) << "sync budget: sparsified although under min_layer_size "
-              << param_.min_layer_size() << ", so that the blobs sent whole fit in "
-              << param_.max_dense_share() << " of the budget:" << names.str();
+    for (size_t b : sparsified) names << " " << BlobName(b) << " (" << params[b]->count() << ")";
+    LOG(INFO) << "sync budget: sparsified although under min_layer_size " << param_.min_layer_size()
+              << ", so that the blobs sent whole fit in " << param_.max_dense_share()
+              << " of the budget:" << names.str();
   }
   if (sparse_blobs > 0 && budget - dense < sparse_blobs) {
     LOG(WARNING) << "sync budget: " << std::llround(budget - dense) << " element(s) left for "
@@ -194,10 +196,7 @@ void ResidualExchange::CheckResidualsFinite(float ranks_not_finite) const {
   const int blob = kernels_->NonFiniteBlob();
   const std::string here =
       blob < 0 ? std::string("not on this rank")
-               : "on this rank in blob '" +
-                     (static_cast<size_t>(blob) < param_names_.size() ? param_names_[blob]
-                                                                      : std::to_string(blob)) +
-                     "'";
+               : "on this rank in blob '" + BlobName(static_cast<size_t>(blob)) + "'";
   ErrorBuilder() << "sync (" << method_name() << "): iteration " << current_iter_
                  << ": the accumulated gradient is not finite on " << ranks_not_finite
                  << " rank(s) (" << here << "): NaN or Inf in the gradients; lower base_lr, or "
@@ -225,8 +224,7 @@ void ResidualExchange::Exchange(int iter, const vector<Blob*>& params) {
     for (Selection& s : all) s.all = true;
     sent = ReduceSelected(params, all);
     for (size_t b = 0; b < params.size(); ++b) {
-      stats_.AddBlob({b < param_names_.size() ? param_names_[b] : std::to_string(b),
-                      params[b]->count(), params[b]->count(), 0.f, 0.f, -1, 0});
+      stats_.AddBlob({BlobName(b), params[b]->count(), params[b]->count(), 0.f, 0.f, -1, 0});
     }
   } else {
     sent = ExchangeSparse(iter, params, SparseDensity(params, density));
@@ -266,11 +264,14 @@ void ResidualExchange::PlanBuckets(const vector<Blob*>& params) {
   // eighth of all elements: few enough collectives that their latency stays small, and
   // enough buckets that the first ones leave backward much work to hide them behind.
   const size_t m = params.size();
-  const bool known = param_ready_layers_.size() == m;
+  const bool known = blobs_.ready_layers.size() == m;
   vector<size_t> order(m);
   for (size_t b = 0; b < m; ++b) order[b] = b;
-  auto ready = [&](size_t b) { return known ? param_ready_layers_[b] : std::numeric_limits<int>::min(); };
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ready(a) > ready(b); });
+  auto ready = [&](size_t b) {
+    return known ? blobs_.ready_layers[b] : std::numeric_limits<int>::min();
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return ready(a) > ready(b); });
   int64_t total = 0;
   for (Blob* p : params) total += p->count();
   const int64_t enough = std::max<int64_t>(1, total / 8);
@@ -314,7 +315,8 @@ void ResidualExchange::BeginBackward(int iter, const vector<Blob*>& params) {
 
 void ResidualExchange::OnLayerBackward(int layer) {
   if (!overlapped_) return;
-  while (buckets_started_ < buckets_.size() && buckets_[buckets_started_].ready_after_layer >= layer) {
+  while (buckets_started_ < buckets_.size() &&
+         buckets_[buckets_started_].ready_after_layer >= layer) {
     StartBucket(buckets_started_++);
   }
 }
@@ -390,8 +392,7 @@ void ResidualExchange::FinishOverlappedStep(int iter, const vector<Blob*>& param
     FinishSparseStep(params);
   } else {
     for (size_t b = 0; b < params.size(); ++b) {
-      stats_.AddBlob({b < param_names_.size() ? param_names_[b] : std::to_string(b),
-                      params[b]->count(), params[b]->count(), 0.f, 0.f, -1, 0});
+      stats_.AddBlob({BlobName(b), params[b]->count(), params[b]->count(), 0.f, 0.f, -1, 0});
     }
   }
   overlapped_ = false;
@@ -424,8 +425,7 @@ void ResidualExchange::CheckFinite(size_t b, const float* values, int64_t count)
   for (int64_t j = 0; j < count && finite; ++j) finite = std::isfinite(values[j]);
   if (finite) return;
   ErrorBuilder() << "sync (" << method_name() << "): iteration " << current_iter_
-                 << ": the summed gradient of blob '"
-                 << (b < param_names_.size() ? param_names_[b] : std::to_string(b))
+                 << ": the summed gradient of blob '" << BlobName(b)
                  << "' is not finite (NaN or Inf reached the exchange on some rank; lower "
                     "base_lr, or set clip_gradients or sync_param.clip_norm)";
 }
@@ -527,11 +527,11 @@ int64_t ResidualExchange::ReduceSelected(const vector<Blob*>& params,
   auto start = std::chrono::steady_clock::now();
   ReducedValues reduced;
   for (size_t b = 0; b < params.size(); ++b) {
-    reduced.total += selections[b].all ? params[b]->count()
-                                       : static_cast<int64_t>(selections[b].indices.size());
+    reduced.total +=
+        selections[b].all ? params[b]->count() : static_cast<int64_t>(selections[b].indices.size());
   }
   // The rate limit splits a cut value back by what each rank sent: keep a copy.
-  const bool limit = param_.max_relative_step() > 0 && step_rates_.size() == params.size();
+  const bool limit = param_.max_relative_step() > 0 && learning_rate_.has_value();
   // One more value after the gradients: how many ranks hold a non-finite residual.
   reduced.values = kernels.GatherSelected(selections, limit);
   reduced.local = limit ? kernels.LocalValues() : nullptr;
@@ -588,7 +588,8 @@ void ResidualExchange::ApplyReduced(const vector<Blob*>& params, const vector<si
   CheckResidualsFinite(ranks_not_finite);
 
   auto count_of = [&](size_t b) {
-    return selections[b].all ? params[b]->count() : static_cast<int64_t>(selections[b].indices.size());
+    return selections[b].all ? params[b]->count()
+                             : static_cast<int64_t>(selections[b].indices.size());
   };
   // One test of all the summed values, and only on failure a search for the culprit,
   // blob by blob. The values are the same on every rank, so every rank stops alike.
@@ -606,7 +607,7 @@ void ResidualExchange::ApplyReduced(const vector<Blob*>& params, const vector<si
   // The rate limit hands a cut value back in proportion to what each rank sent. With
   // FP16 or INT8 that is what travelled of it (its value less its roundings, which go back
   // whole): then the ranks' shares add up to the cut exactly.
-  const bool limit = reduced.local != nullptr && step_rates_.size() == params.size();
+  const bool limit = reduced.local != nullptr && learning_rate_.has_value();
   const float* sent_values = limit ? reduced.local : nullptr;
   if (limit && reduced.rounding) {
     travelled_.resize(total);
@@ -636,7 +637,7 @@ double ResidualExchange::StepRate(size_t b) const {
   // momentum goes on applying it.
   const double gain =
       momentum_correction_ || solver_momentum_ >= 1 ? 1.0 : 1.0 / (1.0 - solver_momentum_);
-  return step_rates_[b] * gain;
+  return BlobRate(b) * gain;
 }
 
 void ResidualExchange::LimitStep(size_t b, const Selection& selection, Blob* param,
@@ -735,10 +736,10 @@ void ResidualExchange::RestoreState(const std::string& state) {
   // The solver said which blobs it will exchange: a state of another net is caught
   // here, naming the file, rather than at the first step.
   // (A state saved before the first step holds no blobs.)
-  const bool check_sizes = !param_sizes_.empty() && blobs > 0;
+  const bool check_sizes = !blobs_.sizes.empty() && blobs > 0;
   if (check_sizes) {
-    CAFFE_REQUIRE(blobs == param_sizes_.size())
-        << "sync state holds " << blobs << " blob(s), this net exchanges " << param_sizes_.size()
+    CAFFE_REQUIRE(blobs == blobs_.sizes.size())
+        << "sync state holds " << blobs << " blob(s), this net exchanges " << blobs_.sizes.size()
         << " (a snapshot of another net, or of a build that exchanged other blobs?)";
   }
   vector<vector<float>> residual(blobs), velocity(blobs);
@@ -746,10 +747,9 @@ void ResidualExchange::RestoreState(const std::string& state) {
     uint64_t n = 0;
     get(&n, 8);
     if (check_sizes) {
-      CAFFE_REQUIRE(static_cast<int64_t>(n) == param_sizes_[b])
-          << "sync state blob " << b << " ("
-          << (b < param_names_.size() ? param_names_[b] : std::to_string(b)) << ") holds " << n
-          << " values, the net's has " << param_sizes_[b];
+      CAFFE_REQUIRE(static_cast<int64_t>(n) == blobs_.sizes[b])
+          << "sync state blob " << b << " (" << BlobName(b) << ") holds " << n
+          << " values, the net's has " << blobs_.sizes[b];
     }
     CAFFE_REQUIRE(pos + 4 * n * (has_velocity ? 2 : 1) <= state.size())
         << "sync state is truncated (" << state.size() << " bytes)";

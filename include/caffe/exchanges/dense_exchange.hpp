@@ -14,8 +14,8 @@
 // off this rank's values (the carry) goes with its next step's gradients, so nothing
 // is lost: N x (sum of applied) + (sum of carries) = (sum of local gradients). The
 // carry is saved in snapshots (SaveState), so resume stays exact.
-#ifndef CAFFE_SYNC_DENSE_EXCHANGE_HPP_
-#define CAFFE_SYNC_DENSE_EXCHANGE_HPP_
+#ifndef CAFFE_EXCHANGES_DENSE_EXCHANGE_HPP_
+#define CAFFE_EXCHANGES_DENSE_EXCHANGE_HPP_
 
 #include <memory>
 #include <string>
@@ -60,4 +60,4 @@ class DenseExchange : public GradientExchange {
 
 }  // namespace caffe
 
-#endif  // CAFFE_SYNC_DENSE_EXCHANGE_HPP_
+#endif  // CAFFE_EXCHANGES_DENSE_EXCHANGE_HPP_

@@ -14,13 +14,13 @@
 // half precision and the invariant still holds to float accuracy: every rank applies
 // the same rounded sums and takes off its residual what it applied (the dense buffer
 // keeps its roundings as the sparse methods do).
-#ifndef CAFFE_SYNC_POWERSGD_EXCHANGE_HPP_
-#define CAFFE_SYNC_POWERSGD_EXCHANGE_HPP_
+#ifndef CAFFE_EXCHANGES_POWERSGD_EXCHANGE_HPP_
+#define CAFFE_EXCHANGES_POWERSGD_EXCHANGE_HPP_
 
 #include <string>
 #include <vector>
 
-#include "caffe/sync/residual_exchange.hpp"
+#include "caffe/exchanges/residual_exchange.hpp"
 
 namespace caffe {
 
@@ -71,4 +71,4 @@ class PowerSgdExchange : public ResidualExchange {
 
 }  // namespace caffe
 
-#endif  // CAFFE_SYNC_POWERSGD_EXCHANGE_HPP_
+#endif  // CAFFE_EXCHANGES_POWERSGD_EXCHANGE_HPP_

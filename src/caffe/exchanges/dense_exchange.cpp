@@ -1,10 +1,11 @@
-#include "caffe/sync/dense_exchange.hpp"
+#include "caffe/exchanges/dense_exchange.hpp"
+
+#include <glog/logging.h>
 
 #include <algorithm>
 #include <cstring>
 
-#include <glog/logging.h>
-
+#include "caffe/sync/exchange_registry.hpp"
 #include "caffe/sync/state_codec.hpp"
 #include "caffe/util/error.hpp"
 
@@ -16,8 +17,8 @@ void DenseExchange::Prepare(const vector<Blob*>& params) {
   if (!plan_.Matches(sizes)) {
     const int64_t capacity = std::max<int64_t>(
         1, static_cast<int64_t>(param_.bucket_size_mb() * 1024 * 1024 / sizeof(float)));
-    const bool ready_known = param_ready_layers_.size() == sizes.size();
-    plan_ = BucketPlan(sizes, ready_known ? param_ready_layers_ : vector<int>(), capacity);
+    const bool ready_known = blobs_.ready_layers.size() == sizes.size();
+    plan_ = BucketPlan(sizes, ready_known ? blobs_.ready_layers : vector<int>(), capacity);
   }
   const bool half = param_.value_encoding() == SyncParameter::FP16;
   if (half) {
@@ -35,7 +36,7 @@ void DenseExchange::Prepare(const vector<Blob*>& params) {
   }
   if (!reducer_) {
     // Half-precision values go over the host path only.
-    if (gpu_mode_ && device_comm_ && !half) {
+    if (blobs_.gpu && device_comm_ && !half) {
       reducer_ = CreateDeviceBucketReducer(device_comm_.get(), comm_.get(), &stats_);
     }
     if (!reducer_) {
@@ -63,19 +64,21 @@ void DenseExchange::RestoreState(const std::string& state) {
   carry_.clear();
   if (state.empty()) return;
   uint32_t magic = 0;
-  CAFFE_REQUIRE(state.size() >= 4) << "sync state (DENSE) is truncated (" << state.size() << " bytes)";
+  CAFFE_REQUIRE(state.size() >= 4)
+      << "sync state (DENSE) is truncated (" << state.size() << " bytes)";
   std::memcpy(&magic, state.data(), 4);
   CAFFE_REQUIRE(magic == kDenseStateMagic) << "not a DENSE sync state (bad magic)";
   size_t pos = 4;
   vector<vector<float>> carry = ReadFloatArrays(state, &pos, "sync state (DENSE)");
   CAFFE_REQUIRE(pos == state.size()) << "sync state (DENSE) has trailing bytes";
   // A state of another net is caught here, naming the file, rather than at the first step.
-  CAFFE_REQUIRE(param_sizes_.empty() || carry.size() == param_sizes_.size())
-      << "sync state holds " << carry.size() << " blob(s), this net exchanges " << param_sizes_.size();
-  for (size_t b = 0; b < carry.size() && !param_sizes_.empty(); ++b) {
-    CAFFE_REQUIRE(static_cast<int64_t>(carry[b].size()) == param_sizes_[b])
+  CAFFE_REQUIRE(blobs_.sizes.empty() || carry.size() == blobs_.sizes.size())
+      << "sync state holds " << carry.size() << " blob(s), this net exchanges "
+      << blobs_.sizes.size();
+  for (size_t b = 0; b < carry.size() && !blobs_.sizes.empty(); ++b) {
+    CAFFE_REQUIRE(static_cast<int64_t>(carry[b].size()) == blobs_.sizes[b])
         << "sync state blob " << b << " holds " << carry[b].size() << " values, the net's has "
-        << param_sizes_[b];
+        << blobs_.sizes[b];
   }
   if (param_.value_encoding() != SyncParameter::FP16) {
     LOG(WARNING) << "sync state holds DENSE's FP16 carry, but value_encoding is FP32 now: it is "
@@ -123,5 +126,7 @@ void DenseExchange::Exchange(int iter, const vector<Blob*>& params) {
   in_step_ = false;
   stats_.EndStep(total, total, BytesSentSoFar() - bytes_before_, DenseRingBytes(total), 1.f);
 }
+
+REGISTER_EXCHANGE(DENSE, DenseExchange);
 
 }  // namespace caffe

@@ -1,9 +1,10 @@
-#include "caffe/sync/scalecom_exchange.hpp"
+#include "caffe/exchanges/scalecom_exchange.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 
+#include "caffe/sync/exchange_registry.hpp"
 #include "caffe/sync/index_codec.hpp"
 #include "caffe/sync/state_codec.hpp"
 #include "caffe/sync/top_k.hpp"
@@ -22,7 +23,6 @@ int64_t ScaleComExchange::ExchangeSparse(int iter, const vector<Blob*>& params, 
   if (filtered_.empty()) filtered_.resize(m);
   CAFFE_REQUIRE(filtered_.size() == m)
       << "sync state (SCALECOM) holds " << filtered_.size() << " filtered blobs, the net has " << m;
-  auto name = [&](size_t b) { return b < param_names_.size() ? param_names_[b] : std::to_string(b); };
 
   // The filter runs on every rank, so that each holds its own f when its turn comes.
   auto start = std::chrono::steady_clock::now();
@@ -32,7 +32,7 @@ int64_t ScaleComExchange::ExchangeSparse(int iter, const vector<Blob*>& params, 
     vector<float>& f = filtered_[b];
     if (f.empty()) f.assign(n, 0.f);
     CAFFE_REQUIRE(static_cast<int64_t>(f.size()) == n)
-        << "sync state (SCALECOM): blob '" << name(b) << "' holds " << f.size()
+        << "sync state (SCALECOM): blob '" << BlobName(b) << "' holds " << f.size()
         << " filtered values, the net's has " << n;
     const float* v = ResidualData(b);
     float* out = f.data();
@@ -85,12 +85,14 @@ int64_t ScaleComExchange::ExchangeSparse(int iter, const vector<Blob*>& params, 
       continue;
     }
     BlobIndexRecord record;
-    index_bytes[b] = ReadBlobIndexRecord(message.data() + pos, static_cast<int64_t>(message.size()) - pos,
-                                         params[b]->count(), &record);
+    index_bytes[b] =
+        ReadBlobIndexRecord(message.data() + pos, static_cast<int64_t>(message.size()) - pos,
+                            params[b]->count(), &record);
     pos += index_bytes[b];
     if (record.non_finite) {
       ErrorBuilder() << "sync (SCALECOM): iteration " << iter << ": the filtered residual of blob '"
-                     << name(b) << "' on rank " << leader << " (the leader) is not finite: NaN or "
+                     << BlobName(b) << "' on rank " << leader
+                     << " (the leader) is not finite: NaN or "
                      << "Inf in its accumulated gradient (lower base_lr, or set clip_gradients or "
                      << "sync_param.clip_norm)";
     }
@@ -98,7 +100,8 @@ int64_t ScaleComExchange::ExchangeSparse(int iter, const vector<Blob*>& params, 
     thresholds[b] = record.threshold;
   }
   CAFFE_REQUIRE(pos == static_cast<int64_t>(message.size()))
-      << "index message from rank " << leader << " has " << message.size() - pos << " trailing bytes";
+      << "index message from rank " << leader << " has " << message.size() - pos
+      << " trailing bytes";
   stats_.AddTime(ExchangeStats::BROADCAST, PhaseSecondsSince(start));
 
   const int64_t sent = ReduceSelected(params, selections);
@@ -107,7 +110,7 @@ int64_t ScaleComExchange::ExchangeSparse(int iter, const vector<Blob*>& params, 
       for (int32_t i : selections[b].indices) filtered_[b][i] = 0.f;
     }
     BlobSelection s;
-    s.name = name(b);
+    s.name = BlobName(b);
     s.elements = params[b]->count();
     s.sent = selections[b].all ? s.elements : static_cast<int64_t>(selections[b].indices.size());
     s.threshold = thresholds[b];
@@ -131,5 +134,7 @@ void ScaleComExchange::RestoreMethodState(const std::string& state) {
   filtered_ = ReadFloatArrays(state, &pos, "sync state: SCALECOM section");
   CAFFE_REQUIRE(pos == state.size()) << "sync state: SCALECOM section has trailing bytes";
 }
+
+REGISTER_EXCHANGE(SCALECOM, ScaleComExchange);
 
 }  // namespace caffe

@@ -1,10 +1,11 @@
-#include "caffe/sync/powersgd_exchange.hpp"
+#include "caffe/exchanges/powersgd_exchange.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <sstream>
 
+#include "caffe/sync/exchange_registry.hpp"
 #include "caffe/sync/shared_random.hpp"
 #include "caffe/sync/state_codec.hpp"
 #include "caffe/util/math_functions.hpp"
@@ -94,7 +95,8 @@ void PowerSgdExchange::DrawColumn(size_t b, int64_t cols, int rank, int j) {
     // u1 in (0, 1): the log stays finite.
     const double u1 = CoordinateUniform(stream, 2 * i) + 0.5 / 16777216.0;
     const double u2 = CoordinateUniform(stream, 2 * i + 1);
-    q[i * rank + j] = static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
+    q[i * rank + j] =
+        static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
   }
 }
 
@@ -116,8 +118,8 @@ void PowerSgdExchange::PlanBudget(const vector<Blob*>& params) {
     }
     const int r = RankFor(b);
     factors += r * (rows_[b] + cols_[b]);
-    compressed << " " << (b < param_names_.size() ? param_names_[b] : std::to_string(b)) << " "
-               << rows_[b] << "x" << cols_[b] << "->" << r * (rows_[b] + cols_[b]);
+    compressed << " " << BlobName(b) << " " << rows_[b] << "x" << cols_[b] << "->"
+               << r * (rows_[b] + cols_[b]);
   }
   set_dense_blobs(dense);
   if (comm_->rank() != 0) return;
@@ -132,7 +134,6 @@ void PowerSgdExchange::PlanBudget(const vector<Blob*>& params) {
 int64_t PowerSgdExchange::ExchangeSparse(int iter, const vector<Blob*>& params, float /*density*/) {
   const size_t m = params.size();
   const float inv = 1.f / comm_->size();
-  auto name = [&](size_t b) { return b < param_names_.size() ? param_names_[b] : std::to_string(b); };
 
   // The dense blobs in one all-reduce (with the residuals' health flag); the diffs of
   // the compressed ones are written below.
@@ -156,7 +157,7 @@ int64_t PowerSgdExchange::ExchangeSparse(int iter, const vector<Blob*>& params, 
   auto record_blobs = [&]() {
     for (size_t b = 0; b < m; ++b) {
       BlobSelection s;
-      s.name = name(b);
+      s.name = BlobName(b);
       s.elements = params[b]->count();
       s.sent = IsDenseBlob(b) ? s.elements : RankFor(b) * (rows_[b] + cols_[b]);
       stats_.AddBlob(s);
@@ -177,7 +178,7 @@ int64_t PowerSgdExchange::ExchangeSparse(int iter, const vector<Blob*>& params, 
       for (int c = 0; c < r; ++c) DrawColumn(b, cols_[b], r, c);
     }
     CAFFE_REQUIRE(static_cast<int64_t>(q_[b].size()) == cols_[b] * r)
-        << "sync state (POWERSGD): blob '" << name(b) << "' holds a Q of " << q_[b].size()
+        << "sync state (POWERSGD): blob '" << BlobName(b) << "' holds a Q of " << q_[b].size()
         << " values, rank " << r << " needs " << cols_[b] * r
         << " (saved with another powersgd_param.rank?)";
     math::gemm(math::NoTrans, math::NoTrans, rows_[b], r, cols_[b], 1.f, ResidualData(b),
@@ -203,11 +204,12 @@ int64_t PowerSgdExchange::ExchangeSparse(int iter, const vector<Blob*>& params, 
     stats_.AddTime(ExchangeStats::ALLREDUCE, PhaseSecondsSince(reduce_start));
     const vector<float>& values = *factors;
     for (size_t j = 0; j < compressed.size(); ++j) {
-      const int64_t end = j + 1 < compressed.size() ? at[j + 1] : static_cast<int64_t>(values.size());
+      const int64_t end =
+          j + 1 < compressed.size() ? at[j + 1] : static_cast<int64_t>(values.size());
       for (int64_t i = at[j]; i < end; ++i) {
         if (std::isfinite(values[i])) continue;
         ErrorBuilder() << "sync (POWERSGD): iteration " << iter << ": the summed factor " << what
-                       << " of blob '" << name(compressed[j]) << "' is not finite (NaN or Inf "
+                       << " of blob '" << BlobName(compressed[j]) << "' is not finite (NaN or Inf "
                        << "reached the exchange on some rank; lower base_lr, or set "
                        << "clip_gradients or sync_param.clip_norm)";
       }
@@ -275,5 +277,7 @@ void PowerSgdExchange::RestoreMethodState(const std::string& state) {
   q_ = ReadFloatArrays(state, &pos, "sync state: POWERSGD section");
   CAFFE_REQUIRE(pos == state.size()) << "sync state: POWERSGD section has trailing bytes";
 }
+
+REGISTER_EXCHANGE(POWERSGD, PowerSgdExchange);
 
 }  // namespace caffe

@@ -11,13 +11,13 @@
 // here v stays whole and the filter only decides, so nothing is lost: the exchange
 // keeps the conservation invariant of every residual method. beta = 1 is plain
 // cyclic local top-k. The state stays on the host (GPU mode moves v over PCIe).
-#ifndef CAFFE_SYNC_SCALECOM_EXCHANGE_HPP_
-#define CAFFE_SYNC_SCALECOM_EXCHANGE_HPP_
+#ifndef CAFFE_EXCHANGES_SCALECOM_EXCHANGE_HPP_
+#define CAFFE_EXCHANGES_SCALECOM_EXCHANGE_HPP_
 
 #include <string>
 #include <vector>
 
-#include "caffe/sync/residual_exchange.hpp"
+#include "caffe/exchanges/residual_exchange.hpp"
 
 namespace caffe {
 
@@ -43,4 +43,4 @@ class ScaleComExchange : public ResidualExchange {
 
 }  // namespace caffe
 
-#endif  // CAFFE_SYNC_SCALECOM_EXCHANGE_HPP_
+#endif  // CAFFE_EXCHANGES_SCALECOM_EXCHANGE_HPP_

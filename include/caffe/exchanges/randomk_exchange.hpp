@@ -1,10 +1,10 @@
 // Baseline: each step a random k of every sparse blob's coordinates, drawn from a
 // seed all ranks share (so no indices travel), is all-reduced; the rest stays in the
 // residual. IWP's values at equal density, without its index message or importance.
-#ifndef CAFFE_SYNC_RANDOMK_EXCHANGE_HPP_
-#define CAFFE_SYNC_RANDOMK_EXCHANGE_HPP_
+#ifndef CAFFE_EXCHANGES_RANDOMK_EXCHANGE_HPP_
+#define CAFFE_EXCHANGES_RANDOMK_EXCHANGE_HPP_
 
-#include "caffe/sync/residual_exchange.hpp"
+#include "caffe/exchanges/residual_exchange.hpp"
 
 namespace caffe {
 
@@ -21,4 +21,4 @@ class RandomkExchange : public ResidualExchange {
 
 }  // namespace caffe
 
-#endif  // CAFFE_SYNC_RANDOMK_EXCHANGE_HPP_
+#endif  // CAFFE_EXCHANGES_RANDOMK_EXCHANGE_HPP_

@@ -20,8 +20,8 @@
 // whole step runs there, else the host ones. Each step below is written once against them;
 // collectives on the kernels' arrays go over the communicator that takes their memory
 // (NCCL when the transport has it, else through host memory and comm_).
-#ifndef CAFFE_SYNC_RESIDUAL_EXCHANGE_HPP_
-#define CAFFE_SYNC_RESIDUAL_EXCHANGE_HPP_
+#ifndef CAFFE_EXCHANGES_RESIDUAL_EXCHANGE_HPP_
+#define CAFFE_EXCHANGES_RESIDUAL_EXCHANGE_HPP_
 
 #include <chrono>
 #include <memory>
@@ -81,7 +81,7 @@ class ResidualExchange : public GradientExchange {
   // with a rate limit what this rank sent, with FP16 or INT8 values what the wire's
   // roundings took off them.
   struct ReducedValues {
-    float* values = nullptr;          // total + 1 values
+    float* values = nullptr;  // total + 1 values
     int64_t total = 0;
     const float* local = nullptr;     // total values, or null
     const float* rounding = nullptr;  // total + 1 host values, or null (FP32)
@@ -253,4 +253,4 @@ class ResidualExchange : public GradientExchange {
 
 }  // namespace caffe
 
-#endif  // CAFFE_SYNC_RESIDUAL_EXCHANGE_HPP_
+#endif  // CAFFE_EXCHANGES_RESIDUAL_EXCHANGE_HPP_

@@ -13,15 +13,15 @@
 //   nothing stays stale; the leader's choice fills the rest.
 // The all-reduce carries k values whatever N is: the traffic per rank does not grow
 // with the number of ranks, unlike an all-gather of per-rank selections.
-#ifndef CAFFE_SYNC_IWP_EXCHANGE_HPP_
-#define CAFFE_SYNC_IWP_EXCHANGE_HPP_
+#ifndef CAFFE_EXCHANGES_IWP_EXCHANGE_HPP_
+#define CAFFE_EXCHANGES_IWP_EXCHANGE_HPP_
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "caffe/exchanges/residual_exchange.hpp"
 #include "caffe/sync/index_codec.hpp"
-#include "caffe/sync/residual_exchange.hpp"
 #include "caffe/sync/selection_kernels.hpp"
 
 namespace caffe {
@@ -55,16 +55,16 @@ class IwpExchange : public ResidualExchange {
   // One sparse step's plan (PlanSparseStep, before any selection) and what its stages
   // leave for the next (per blob, so that buckets fill their own entries).
   struct StepPlan {
-    vector<int> leader;             // the blob's leader, -1 for EVERY_RANK
-    vector<bool> mine;              // this rank chooses (part of) the blob
-    vector<vector<size_t>> led;     // per rank, the sparse blobs it chooses for
-    vector<size_t> sparse;          // the sparse blobs, in order
-    vector<vector<int32_t>> drawn;  // the stochastic update's draw
-    int64_t leader_budget = 0;      // the leaders' budget (PER_STEP's split)
-    vector<int64_t> shared_budgets; // per blob, this rank's budget (empty: PER_STEP)
+    vector<int> leader;               // the blob's leader, -1 for EVERY_RANK
+    vector<bool> mine;                // this rank chooses (part of) the blob
+    vector<vector<size_t>> led;       // per rank, the sparse blobs it chooses for
+    vector<size_t> sparse;            // the sparse blobs, in order
+    vector<vector<int32_t>> drawn;    // the stochastic update's draw
+    int64_t leader_budget = 0;        // the leaders' budget (PER_STEP's split)
+    vector<int64_t> shared_budgets;   // per blob, this rank's budget (empty: PER_STEP)
     vector<BlobIndexRecord> choices;  // this rank's records
     vector<float> thresholds, vmrs;
-    vector<double> overlap;         // EVERY_RANK: union over picks
+    vector<double> overlap;  // EVERY_RANK: union over picks
     vector<int64_t> index_bytes;
   };
   // This rank's choice for the listed blobs it leads (into plan_.choices).
@@ -103,4 +103,4 @@ class IwpExchange : public ResidualExchange {
 
 }  // namespace caffe
 
-#endif  // CAFFE_SYNC_IWP_EXCHANGE_HPP_
+#endif  // CAFFE_EXCHANGES_IWP_EXCHANGE_HPP_
