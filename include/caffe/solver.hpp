@@ -31,6 +31,18 @@ class Solver {
   // Trains to max_iter, resuming from a .solverstate when given.
   void Solve(const string& resume_file = "");
   void Step(int iters);
+  // One update from the gradients now in the net's diffs, for loops that compute or
+  // edit the gradients themselves (pycaffe's apply_update, BVLC's public ApplyUpdate):
+  // the learning rate at iter(), clipping, iter_size normalization, regularization, the
+  // solver's rule (momentum, Adam's moments, ...) and weights -= step. No forward or
+  // backward, no gradient exchange and no initial-weight broadcast: under mpirun each
+  // rank steps on its own diffs. iter() stays as it is, as in BVLC, so the rate policy
+  // and Adam's bias correction see the same iteration until Step advances it.
+  // Afterwards the diffs hold the step taken (the update rule writes it there), not
+  // the gradient. Refused (caffe::Error) when the exchange has taken over momentum
+  // (sync_param.momentum_correction), since the update would then lack both momentum
+  // and weight decay.
+  void ApplyUpdateFromDiffs();
   // Restores iteration, weights, history and the random stream from a .solverstate.
   void Restore(const string& state_file);
   // Writes <prefix>_iter_N.caffemodel and .solverstate (rank 0); returns the model path.

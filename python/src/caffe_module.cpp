@@ -266,6 +266,9 @@ void DefineNet(py::module_& m) {
       .def_property_readonly("phase", [](const Net& n) { return static_cast<int>(n.phase()); })
       .def("_forward", [](Net& n, int start, int end) { return n.ForwardFromTo(start, end); })
       .def("_backward", &Net::BackwardFromTo)
+      // Zeroes every learnable blob's diff in the net's mode (BVLC's clear_param_diffs):
+      // backward adds into them, so a loop of its own clears them before each pass.
+      .def("clear_param_diffs", &Net::ClearParamDiffs)
       .def("reshape", &Net::Reshape)
       .def("copy_from", py::overload_cast<const string&>(&Net::CopyTrainedLayersFrom))
       .def("share_with", [](Net& n, const Net& other) { n.ShareTrainedLayersWith(other); })
@@ -288,10 +291,13 @@ void DefineSolvers(py::module_& m) {
       .def_property_readonly("iter", &Solver::iter)
       .def_property_readonly("type", [](const Solver& s) { return string(s.type()); })
       .def("step", &Solver::Step, "iters"_a)
-      .def("solve", [](Solver& s, const py::object& resume) {
-             s.Solve(resume.is_none() ? string() : resume.cast<string>());
-           },
-           "resume_file"_a = py::none())
+      .def("apply_update", &Solver::ApplyUpdateFromDiffs)
+      .def(
+          "solve",
+          [](Solver& s, const py::object& resume) {
+            s.Solve(resume.is_none() ? string() : resume.cast<string>());
+          },
+          "resume_file"_a = py::none())
       .def("restore", &Solver::Restore)
       .def("snapshot", &Solver::Snapshot)
       .def("test_all", &Solver::TestAll);

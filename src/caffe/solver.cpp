@@ -448,6 +448,17 @@ void Solver::Step(int iters) {
   add_training_time();
 }
 
+void Solver::ApplyUpdateFromDiffs() {
+  // Under momentum correction ApplyUpdate leaves momentum and decay to the exchange
+  // (RegularizeBeforeExchange, TakeOverMomentum), which this call skips: the step
+  // would silently be plain SGD without decay.
+  CAFFE_REQUIRE(!momentum_in_exchange_)
+      << source_ << ": apply_update cannot run with sync_param.momentum_correction: "
+      << "there the gradient exchange applies momentum and weight decay, and apply_update "
+      << "skips the exchange";
+  ApplyUpdate();
+}
+
 void Solver::LogTrainingTime() const {
   // Before each test pass: what a time-to-accuracy curve plots against its scores.
   LOG_IF(INFO, is_root()) << "Iteration " << iter_ << ", training time " << std::fixed

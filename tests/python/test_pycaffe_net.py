@@ -132,6 +132,24 @@ def test_forward_and_backward_match_numpy(net):
     np.testing.assert_allclose(net.params["ip"][1].diff, dip.sum(0), rtol=1e-5, atol=1e-7)
 
 
+def test_clear_param_diffs(net):
+    net.forward()
+    net.backward()
+    assert np.any(net.params["ip"][0].diff != 0)
+    activation_diff = net.blobs["ip"].diff.copy()
+    net.clear_param_diffs()
+    for name, blobs in net.params.items():
+        for blob in blobs:
+            assert np.all(blob.diff == 0), name
+    # Only the parameters' diffs: the activations' stay.
+    np.testing.assert_array_equal(net.blobs["ip"].diff, activation_diff)
+    for blobs in net.params.values():
+        for blob in blobs:
+            blob.diff[...] = 1.5
+    net.clear_param_diffs()
+    assert all(np.all(b.diff == 0) for blobs in net.params.values() for b in blobs)
+
+
 def test_forward_start_end(net):
     net.forward()
     ip_before = net.blobs["ip"].data.copy()

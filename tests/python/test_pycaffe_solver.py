@@ -172,6 +172,48 @@ def test_every_solver_type_trains(tmp_path, fashion_test_lmdb, cls, name):
     assert np.all(np.isfinite(after)) and not np.array_equal(before, after)
 
 
+TINY_NET = """
+name: "tiny"
+layer { name: "data" type: "Input" top: "data" top: "label"
+        input_param { shape { dim: 4 dim: 3 } shape { dim: 4 } } }
+layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
+        param { lr_mult: 1 } param { lr_mult: 2 }
+        inner_product_param { num_output: 2 weight_filler { type: "gaussian" std: 0.5 }
+          bias_filler { type: "constant" value: 0.1 } } }
+layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" }
+"""
+
+
+def test_apply_update_steps_by_the_rate_times_the_gradient(tmp_path):
+    # Plain SGD: no momentum, no weight decay, a fixed rate of 0.1 (times lr_mult).
+    net_path = write(tmp_path, "tiny.prototxt", TINY_NET)
+    path = write(tmp_path, "tiny_solver.prototxt",
+                 'net: "%s"\nbase_lr: 0.1\nlr_policy: "fixed"\nmax_iter: 10\n'
+                 "random_seed: 1\n" % net_path)
+    caffe.set_mode_cpu()
+    solver = caffe.SGDSolver(path)
+    net = solver.net
+    net.blobs["data"].data[...] = np.random.RandomState(4).randn(4, 3)
+    net.blobs["label"].data[...] = [0, 1, 1, 0]
+    net.clear_param_diffs()
+    net.forward()
+    net.backward()
+    before = [b.data.copy() for b in net.params["ip"]]
+    grads = [b.diff.copy() for b in net.params["ip"]]
+    assert all(np.any(g != 0) for g in grads)
+    solver.apply_update()
+    for lr_mult, blob, start, grad in zip((1, 2), net.params["ip"], before, grads):
+        np.testing.assert_allclose(blob.data, start - np.float32(0.1 * lr_mult) * grad,
+                                   rtol=1e-6, atol=1e-7)
+    assert solver.iter == 0  # as in BVLC: only step() counts iterations
+    # A zero gradient without momentum moves nothing.
+    after = [b.data.copy() for b in net.params["ip"]]
+    net.clear_param_diffs()
+    solver.apply_update()
+    for blob, expected in zip(net.params["ip"], after):
+        np.testing.assert_array_equal(blob.data, expected)
+
+
 def test_bad_solver_file_is_a_clear_error(tmp_path):
     bad = write(tmp_path, "bad_solver.prototxt", "base_lr: 0.1\nmax_iter: oops\n")
     with pytest.raises(caffe.CaffeError, match="bad_solver.prototxt.*2"):
