@@ -262,7 +262,7 @@ run_solver() {
 }
 
 if [[ $mode == iwp_full ]]; then
-  # The full-length protocol of docs/iwp.md ("Full-length results"), its own file.
+  # The full-length protocol (results/iwp_full/README.md), its own file.
   source "$repo/scripts/reproduce_iwp_full.sh"
   exit 0
 fi
