@@ -17,12 +17,6 @@ namespace {
 const char kReindex[] =
     "name: 'reindex' type: 'BatchReindex' bottom: 'data' bottom: 'order' top: 'picked'";
 
-void ExpectValues(const float* actual, const vector<float>& expected, const char* what) {
-  for (size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_EQ(actual[i], expected[i]) << what << " element " << i;
-  }
-}
-
 // The message of the caffe::Error `action` throws names the layer and has `fragment`.
 template <typename Fn>
 void ExpectError(Fn action, const std::string& fragment) {
@@ -41,14 +35,14 @@ TEST(BatchReindexLayerTest, PicksItemsByIndex) {
   layer.SetUp(bottoms, tops);
   EXPECT_EQ(picked.shape(), (vector<int64_t>{4, 1, 2}));
   layer.Forward(bottoms, tops);
-  ExpectValues(picked.cpu_data(), {20, 21, 0, 1, 20, 21, 10, 11}, "picked");
+  ExpectExactValues(picked.cpu_data(), {20, 21, 0, 1, 20, 21, 10, 11}, "picked");
 
   // Fewer picks than items, and a new order on the next pass.
   order.Reshape({1});
   SetValues(&order, {1});
   layer.Forward(bottoms, tops);
   ASSERT_EQ(picked.shape(), (vector<int64_t>{1, 1, 2}));
-  ExpectValues(picked.cpu_data(), {10, 11}, "picked again");
+  ExpectExactValues(picked.cpu_data(), {10, 11}, "picked again");
 }
 
 TEST(BatchReindexLayerTest, BackwardSumsTheGradientsOfRepeatedItems) {
@@ -64,7 +58,7 @@ TEST(BatchReindexLayerTest, BackwardSumsTheGradientsOfRepeatedItems) {
   std::fill_n(data.mutable_cpu_diff(), data.count(), 5.f);         // stale values are replaced
   layer.Backward(tops, {true, false}, bottoms);
   // Item 0 from pick 1; item 1 picked by none; item 2 from picks 0, 2 and 3.
-  ExpectValues(data.cpu_diff(), {4, 8, 0, 0, 1 + 16 + 64, 2 + 32 + 128}, "data gradient");
+  ExpectExactValues(data.cpu_diff(), {4, 8, 0, 0, 1 + 16 + 64, 2 + 32 + 128}, "data gradient");
 }
 
 TEST(BatchReindexLayerTest, Gradient) {
@@ -87,7 +81,7 @@ TEST(BatchReindexLayerTest, NoPicksMakeAnEmptyTop) {
   layer.Forward(bottoms, tops);
   EXPECT_EQ(picked.shape(), (vector<int64_t>{0, 3}));
   layer.Backward(tops, {true, false}, bottoms);
-  ExpectValues(data.cpu_diff(), {0, 0, 0, 0, 0, 0}, "data gradient");
+  ExpectExactValues(data.cpu_diff(), {0, 0, 0, 0, 0, 0}, "data gradient");
 }
 
 TEST(BatchReindexLayerTest, IndexOutsideTheBatchIsAnError) {

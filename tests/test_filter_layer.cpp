@@ -18,12 +18,6 @@ const char kFilter[] =
     "name: 'filter' type: 'Filter' bottom: 'data' bottom: 'labels' bottom: 'selector' "
     "top: 'kept_data' top: 'kept_labels'";
 
-void ExpectValues(const float* actual, const vector<float>& expected, const char* what) {
-  for (size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_EQ(actual[i], expected[i]) << what << " element " << i;
-  }
-}
-
 // The message of the caffe::Error `action` throws names the layer and has `fragment`.
 template <typename Fn>
 void ExpectError(Fn action, const std::string& fragment) {
@@ -45,8 +39,8 @@ TEST(FilterLayerTest, KeepsTheSelectedItemsInOrder) {
   layer.Forward(bottoms, tops);
   ASSERT_EQ(kept_data.shape(), (vector<int64_t>{2, 2, 1}));
   ASSERT_EQ(kept_labels.shape(), vector<int64_t>{2});
-  ExpectValues(kept_data.cpu_data(), {10, 11, 30, 31}, "kept data");
-  ExpectValues(kept_labels.cpu_data(), {6, 8}, "kept labels");
+  ExpectExactValues(kept_data.cpu_data(), {10, 11, 30, 31}, "kept data");
+  ExpectExactValues(kept_labels.cpu_data(), {6, 8}, "kept labels");
   EXPECT_EQ(layer.kept_items(), (vector<int64_t>{1, 3}));
 }
 
@@ -62,7 +56,7 @@ TEST(FilterLayerTest, SetUpSizesTheTopsForTheWholeBatch) {
   EXPECT_EQ(kept.shape(), (vector<int64_t>{3, 2}));
   layer.Forward(bottoms, tops);
   ASSERT_EQ(kept.shape(), (vector<int64_t>{1, 2}));
-  ExpectValues(kept.cpu_data(), {5, 6}, "kept");
+  ExpectExactValues(kept.cpu_data(), {5, 6}, "kept");
 }
 
 TEST(FilterLayerTest, EachForwardFollowsTheSelector) {
@@ -74,12 +68,12 @@ TEST(FilterLayerTest, EachForwardFollowsTheSelector) {
   layer.SetUp(bottoms, tops);
   layer.Forward(bottoms, tops);
   ASSERT_EQ(kept.shape(), (vector<int64_t>{3, 2}));
-  ExpectValues(kept.cpu_data(), {1, 2, 3, 4, 5, 6}, "all kept");
+  ExpectExactValues(kept.cpu_data(), {1, 2, 3, 4, 5, 6}, "all kept");
 
   SetValues(&selector, {1, 0, 0});
   layer.Forward(bottoms, tops);
   ASSERT_EQ(kept.shape(), (vector<int64_t>{1, 2}));
-  ExpectValues(kept.cpu_data(), {1, 2}, "first kept");
+  ExpectExactValues(kept.cpu_data(), {1, 2}, "first kept");
 
   // Nothing selected: a top of no items, and every gradient 0.
   SetValues(&selector, {0, 0, 0});
@@ -88,7 +82,7 @@ TEST(FilterLayerTest, EachForwardFollowsTheSelector) {
   EXPECT_EQ(kept.count(), 0);
   std::fill_n(data.mutable_cpu_diff(), data.count(), 7.f);
   layer.Backward(tops, {true, false}, bottoms);
-  ExpectValues(data.cpu_diff(), {0, 0, 0, 0, 0, 0}, "gradient with nothing kept");
+  ExpectExactValues(data.cpu_diff(), {0, 0, 0, 0, 0, 0}, "gradient with nothing kept");
 }
 
 TEST(FilterLayerTest, BackwardPutsEachGradientBackInItsItem) {
@@ -103,7 +97,7 @@ TEST(FilterLayerTest, BackwardPutsEachGradientBackInItsItem) {
   for (int i = 0; i < 4; ++i) dy[i] = static_cast<float>(i + 1);
   std::fill_n(data.mutable_cpu_diff(), data.count(), 9.f);  // stale values are replaced
   layer.Backward(tops, {true, false}, bottoms);
-  ExpectValues(data.cpu_diff(), {1, 2, 0, 0, 3, 4, 0, 0}, "data gradient");
+  ExpectExactValues(data.cpu_diff(), {1, 2, 0, 0, 3, 4, 0, 0}, "data gradient");
 }
 
 TEST(FilterLayerTest, Gradient) {
@@ -159,7 +153,7 @@ TEST(FilterLayerTest, TrainsInANet) {
   const float loss = net.ForwardBackward();
   EXPECT_EQ(net.blob_by_name("kept")->shape(), (vector<int64_t>{2, 3}));
   EXPECT_FLOAT_EQ(loss, 0 + 1 + 2 + 9 + 10 + 11);
-  ExpectValues(x.cpu_diff(), {1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1}, "x gradient");
+  ExpectExactValues(x.cpu_diff(), {1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1}, "x gradient");
 }
 
 TEST(FilterLayerTest, ShapeErrors) {

@@ -77,16 +77,6 @@ void ExpectCudnnMatchesReference(const string& type, const string& field, const 
   ExpectGpuMatchesCpu(MakeLayer(type, field, fields, "CUDNN", extra), shapes, options);
 }
 
-// Distinct values, so max pooling has no ties and small steps do not change the winner.
-void FillDistinct(Blob* blob, uint64_t seed) {
-  vector<int64_t> order(blob->count());
-  std::iota(order.begin(), order.end(), 0);
-  std::shuffle(order.begin(), order.end(), std::mt19937_64(seed));
-  for (int64_t i = 0; i < blob->count(); ++i) {
-    blob->mutable_cpu_data()[i] = 0.05f * static_cast<float>(order[i] - blob->count() / 2);
-  }
-}
-
 // |actual - expected| <= tolerance * max(1, |expected|) everywhere.
 void ExpectClose(const float* expected, const float* actual, int64_t count, float tolerance,
                  const string& what) {

@@ -29,17 +29,6 @@ void FillPermutation6x6(Blob* blob) {
   for (int i = 0; i < 36; ++i) blob->mutable_cpu_data()[i] = static_cast<float>(i * 7 % 36);
 }
 
-// Distinct values spaced 0.05 apart in random order, so a finite-difference step of
-// 0.01 never changes which input is the maximum.
-void FillDistinct(Blob* blob, uint64_t seed) {
-  vector<int> order(blob->count());
-  std::iota(order.begin(), order.end(), 0);
-  std::shuffle(order.begin(), order.end(), std::mt19937_64(seed));
-  for (int64_t i = 0; i < blob->count(); ++i) {
-    blob->mutable_cpu_data()[i] = 0.05f * (order[i] - blob->count() / 2);
-  }
-}
-
 void ExpectValues(const Blob& blob, const vector<float>& expected, float tol = 1e-6f) {
   ASSERT_EQ(blob.count(), static_cast<int64_t>(expected.size()));
   for (size_t i = 0; i < expected.size(); ++i) {

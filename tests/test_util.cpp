@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 #include <random>
 
 #include "caffe/util/io.hpp"
@@ -18,6 +19,21 @@ namespace caffe {
 void SetValues(Blob* blob, const std::vector<float>& values) {
   ASSERT_EQ(blob->count(), static_cast<int64_t>(values.size()));
   std::copy(values.begin(), values.end(), blob->mutable_cpu_data());
+}
+
+void FillDistinct(Blob* blob, uint64_t seed) {
+  std::vector<int64_t> order(blob->count());
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(seed));
+  for (int64_t i = 0; i < blob->count(); ++i) {
+    blob->mutable_cpu_data()[i] = 0.05f * static_cast<float>(order[i] - blob->count() / 2);
+  }
+}
+
+void ExpectExactValues(const float* actual, const std::vector<float>& expected, const char* what) {
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(actual[i], expected[i]) << what << " element " << i;
+  }
 }
 
 void FillUniform(Blob* blob, float lo, float hi, uint64_t seed) {

@@ -17,6 +17,12 @@ void FillUniform(Blob* blob, float lo, float hi, uint64_t seed = 1701);
 void FillGaussian(Blob* blob, float stddev, uint64_t seed = 1701);
 // Sets a blob's data to `values` (as many as it holds; fails the test otherwise).
 void SetValues(Blob* blob, const std::vector<float>& values);
+// Fills a blob with distinct values 0.05 apart in an order drawn from `seed`: max
+// pooling then has no ties, and a finite-difference step of 0.01 never changes which
+// input is a window's maximum.
+void FillDistinct(Blob* blob, uint64_t seed);
+// Expects actual[i] == expected[i] exactly for every i; `what` names the array.
+void ExpectExactValues(const float* actual, const std::vector<float>& expected, const char* what);
 // Parses a text-format message, failing the test on syntax errors.
 LayerParameter ParseLayer(const std::string& text);
 NetParameter ParseNet(const std::string& text);

@@ -9,15 +9,23 @@
 
 namespace caffe {
 
+namespace {
+
+// A per-method setting left flat in sync_param would be ignored without a word (the
+// methods read their sub-messages): refuse it. Solvers read from files are upgraded
+// before they are checked or built (UpgradeSyncParameter); `where` ends in "sync_param.".
+void RejectFlatMethodFields(const SyncParameter& param, const std::string& where) {
+  const std::string flat = FlatMethodFieldsSet(param);
+  CAFFE_REQUIRE(flat.empty()) << where << flat << " belong(s) in its method's sub-message "
+                              << "(iwp_param, powersgd_param, scalecom_param; "
+                              << "UpgradeSyncParameter moves them)";
+}
+
+}  // namespace
+
 GradientExchange::GradientExchange(const SyncParameter& param, Transport transport)
     : param_(param), comm_(std::move(transport.host)), device_comm_(std::move(transport.device)) {
-  // A per-method setting left flat in sync_param would be ignored without a word (the
-  // methods read their sub-messages): refuse it. Solvers read from files are upgraded
-  // before they get here (UpgradeSyncParameter).
-  const std::string flat = FlatMethodFieldsSet(param_);
-  CAFFE_REQUIRE(flat.empty()) << "sync_param." << flat << " belong(s) in its method's "
-                              << "sub-message (iwp_param, powersgd_param, scalecom_param; "
-                              << "UpgradeSyncParameter moves them)";
+  RejectFlatMethodFields(param_, "sync_param.");
 }
 
 void GradientExchange::BroadcastInitialWeights(const vector<Blob*>& params) {
@@ -133,12 +141,7 @@ void ValidateSyncParameter(const SyncParameter& p, const std::string& source) {
   const std::string where = (source.empty() ? std::string("solver") : source) + ": sync_param.";
   CAFFE_REQUIRE(SyncParameter::Method_IsValid(p.method()))
       << where << "method " << static_cast<int>(p.method()) << " is unknown";
-  // A flat per-method field here would be silently ignored: UpgradeSyncParameter moves
-  // them for solvers read from files; one built in memory must use the sub-messages.
-  const std::string flat = FlatMethodFieldsSet(p);
-  CAFFE_REQUIRE(flat.empty()) << where << flat << " belong(s) in its method's sub-message "
-                              << "(iwp_param, powersgd_param, scalecom_param; "
-                              << "UpgradeSyncParameter moves them)";
+  RejectFlatMethodFields(p, where);
   CAFFE_REQUIRE(p.density() > 0 && p.density() <= 1)
       << where << "density must lie in (0, 1], found " << p.density();
   for (float d : p.density_schedule()) {

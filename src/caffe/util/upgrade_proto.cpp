@@ -95,6 +95,7 @@ std::string FlatMethodFieldsSet(const SyncParameter& sync) {
 
 bool UpgradeSyncParameter(const std::string& source, SyncParameter* sync) {
   using google::protobuf::FieldDescriptor;
+  const std::string file = source.empty() ? std::string("solver") : source;
   const google::protobuf::Reflection* reflection = sync->GetReflection();
   std::ostringstream moved_names;
   for (const MovedSyncField& moved : kMovedSyncFields) {
@@ -106,7 +107,7 @@ bool UpgradeSyncParameter(const std::string& source, SyncParameter* sync) {
     CHECK(to && to->cpp_type() == from->cpp_type())
         << moved.flat << " cannot move to " << moved.name;
     CAFFE_REQUIRE(!into->HasField(*message, to))
-        << source << ": sync_param sets both " << moved.flat << " and " << moved.message << "."
+        << file << ": sync_param sets both " << moved.flat << " and " << moved.message << "."
         << moved.name << "; keep the second";
     switch (from->cpp_type()) {
       case FieldDescriptor::CPPTYPE_BOOL:
@@ -129,7 +130,7 @@ bool UpgradeSyncParameter(const std::string& source, SyncParameter* sync) {
                 << "." << moved.name;
   }
   if (moved_names.tellp() == 0) return false;
-  LOG(WARNING) << (source.empty() ? std::string("solver") : source)
+  LOG(WARNING) << file
                << ": sync_param's per-method settings moved into sub-messages; upgraded on load ("
                << moved_names.str() << "). Write them there: docs/iwp.md, \"Settings\"";
   return true;
