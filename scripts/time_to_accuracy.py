@@ -72,6 +72,10 @@ METHODS = {
     "DENSE fp16": ["method: DENSE", "value_encoding: FP16"],
     "IWP": [],
     "IWP int8": ["value_encoding: INT8"],
+    # DGC's own warm-up: the density ramp from the first step, no dense steps (which
+    # cost a dense exchange each on a slow link).
+    "IWP sparse warm-up": ["warmup_iter: 0"],
+    "IWP int8 sparse warm-up": ["value_encoding: INT8", "warmup_iter: 0"],
     "POWERSGD r2": ["method: POWERSGD", "powersgd_param.rank: 2", "max_relative_step:"],
     "POWERSGD r4": ["method: POWERSGD", "powersgd_param.rank: 4", "max_relative_step:"],
     "TOPK_ALLGATHER": ["method: TOPK_ALLGATHER"],
