@@ -7,13 +7,13 @@ PACKAGES=(
   build-essential cmake pkg-config
   libprotobuf-dev protobuf-compiler
   libgoogle-glog-dev libgflags-dev libgtest-dev
-  libopenblas-dev libopenblas0-openmp liblmdb-dev zlib1g-dev
+  libopenblas-dev libopenblas0-openmp liblmdb-dev zlib1g-dev libhdf5-dev
   libopenmpi-dev openmpi-bin
   libdnnl-dev
   libopencv-dev
   dataset-fashion-mnist
   python3-matplotlib
-  pybind11-dev python3-dev python3-numpy python3-protobuf python3-pytest
+  pybind11-dev python3-dev python3-numpy python3-protobuf python3-pytest python3-h5py
   python3-pil python3-pydot graphviz
   clang clang-format
 )

@@ -146,6 +146,38 @@ TEST_F(CaffeToolTest, TrainSnapshotsResumesAndTests) {
   ASSERT_EQ(RunCaffe("device_query", &out), 0) << out;
 }
 
+// snapshot_format HDF5 writes BVLC's <prefix>_iter_N.caffemodel.h5; -snapshot resumes
+// from the .solverstate that names it, and -weights takes it for testing and
+// fine-tuning.
+TEST_F(CaffeToolTest, Hdf5SnapshotsResumeTestAndFineTune) {
+  WriteFileAtomically(dir_ + "/solver_h5.prototxt",
+                      "net: '" + dir_ + "/net.prototxt'\nbase_lr: 0.01\nlr_policy: 'fixed'\n"
+                      "max_iter: 20\ndisplay: 10\nsnapshot: 10\nsnapshot_format: HDF5\n"
+                      "snapshot_prefix: '" + dir_ + "/h5/tiny'\nrandom_seed: 1\n"
+                      "solver_mode: CPU\n");
+  string out;
+  ASSERT_EQ(RunCaffe("train -solver " + dir_ + "/solver_h5.prototxt", &out), 0) << out;
+  EXPECT_TRUE(FileExists(dir_ + "/h5/tiny_iter_10.caffemodel.h5"));
+  EXPECT_TRUE(FileExists(dir_ + "/h5/tiny_iter_20.caffemodel.h5"));
+  EXPECT_FALSE(FileExists(dir_ + "/h5/tiny_iter_20.caffemodel"));
+  ASSERT_EQ(RunCaffe("train -solver " + dir_ + "/solver_h5.prototxt -snapshot " + dir_ +
+                         "/h5/tiny_iter_10.solverstate",
+                     &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("Restoring previous solver status"), string::npos) << out;
+  const string weights = dir_ + "/h5/tiny_iter_20.caffemodel.h5";
+  ASSERT_EQ(RunCaffe("test -model " + dir_ + "/net.prototxt -weights " + weights +
+                         " -iterations 3",
+                     &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("loss = "), string::npos) << out;
+  ASSERT_EQ(RunCaffe("train -solver " + dir_ + "/solver.prototxt -weights " + weights, &out), 0)
+      << out;
+  EXPECT_NE(out.find("Finetuning from " + weights), string::npos) << out;
+}
+
 // The Final line's test scores come from the last test pass; when that pass was not
 // at the last iteration, the line says which iteration it was.
 TEST_F(CaffeToolTest, FinalLineNamesTheIterationOfAnEarlierTest) {

@@ -1,5 +1,6 @@
 // Solvers: one update of each type against the textbook formula, every lr_policy
-// against its formula, warm-up, iter_size, clipping, and exact snapshot/resume.
+// against its formula, warm-up, iter_size, clipping, and exact snapshot/resume (binary
+// and HDF5 weights).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -452,6 +453,61 @@ TEST(SolverTest, SnapshotAndResumeIsBitExact) {
       for (int64_t i = 0; i < a[p]->count(); ++i)
         ASSERT_EQ(a[p]->cpu_data()[i], b[p]->cpu_data()[i]) << type << " param " << p << " element " << i;
   }
+}
+
+// snapshot_format HDF5: the weights (and, with snapshot_diff, the gradients) go to
+// <prefix>_iter_N.caffemodel.h5 in BVLC's layout, the binary .solverstate names that
+// file, and resuming from it gives the losses and weights of a run never interrupted.
+TEST(SolverTest, Hdf5SnapshotResumesToTheSameLosses) {
+  const string dir = MakeTempDir("resume_hdf5");
+  auto make = [&](const string& prefix, int64_t seed) {
+    SolverParameter param = ResumeParam("SGD", prefix);
+    param.set_snapshot_format(SolverParameter::HDF5);
+    param.set_snapshot_diff(true);
+    param.set_random_seed(seed);
+    return SolverRegistry::CreateSolver(param, std::make_shared<Context>());
+  };
+  // The losses of five more iterations, one at a time.
+  auto next_losses = [](Solver* solver) {
+    vector<float> losses;
+    for (int i = 0; i < 5; ++i) {
+      solver->Step(1);
+      losses.push_back(solver->net()->blob_by_name("loss")->cpu_data()[0]);
+    }
+    return losses;
+  };
+  auto straight = make(dir + "/a", 3);
+  straight->Step(5);
+  const vector<float> straight_losses = next_losses(straight.get());
+
+  auto first = make(dir + "/b", 3);
+  first->Step(5);
+  const string weights = dir + "/b_iter_5.caffemodel.h5";
+  EXPECT_EQ(first->Snapshot(), weights);
+  ASSERT_TRUE(FileExists(weights));
+  ASSERT_TRUE(FileExists(dir + "/b_iter_5.solverstate"));
+  EXPECT_FALSE(FileExists(dir + "/b_iter_5.caffemodel")) << "the HDF5 file replaces it";
+  EXPECT_EQ(Hdf5TestGroupMembers(weights, "/"), (vector<string>{"data", "diff"}));
+  EXPECT_EQ(Hdf5TestGroupMembers(weights, "data/ip1"), (vector<string>{"0", "1"}));
+
+  // A fresh process would start from a different random init: use another seed.
+  auto resumed = make(dir + "/b", 99);
+  resumed->Restore(dir + "/b_iter_5.solverstate");
+  EXPECT_EQ(resumed->iter(), 5);
+  EXPECT_EQ(next_losses(resumed.get()), straight_losses);
+  const auto& a = straight->net()->learnable_params();
+  const auto& b = resumed->net()->learnable_params();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t p = 0; p < a.size(); ++p)
+    for (int64_t i = 0; i < a[p]->count(); ++i)
+      ASSERT_EQ(a[p]->cpu_data()[i], b[p]->cpu_data()[i]) << "param " << p << " element " << i;
+
+  // BVLC's own HDF5 solver state is not this project's format: refused by name.
+  const string bvlc_state = dir + "/b_iter_5.solverstate.h5";
+  EXPECT_EQ(ErrorOf([&] { resumed->Restore(bvlc_state); }),
+            bvlc_state + ": BVLC Caffe's HDF5 solver state cannot be resumed here; snapshots "
+                         "in either snapshot_format write a binary .solverstate, resume from "
+                         "that");
 }
 
 // A one-process run with a sparse exchange keeps residuals (and ages) that a resume

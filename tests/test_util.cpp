@@ -12,6 +12,8 @@
 #include <numeric>
 #include <random>
 
+#include <hdf5.h>
+
 #include "caffe/util/io.hpp"
 
 namespace caffe {
@@ -117,6 +119,94 @@ std::string ErrorOf(const std::function<void()>& action) {
     return e.what();
   }
   return "<no error>";
+}
+
+void WriteHdf5TestFile(const std::string& path, const std::vector<Hdf5TestDataset>& datasets) {
+  const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(file, 0) << path;
+  const hid_t links = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(links, 1);
+  for (const Hdf5TestDataset& d : datasets) {
+    int64_t count = 1;
+    for (int64_t dim : d.shape) count *= dim;
+    EXPECT_EQ(count, static_cast<int64_t>(d.values.size())) << path << ": " << d.name;
+    const std::vector<hsize_t> dims(d.shape.begin(), d.shape.end());
+    const hid_t space = dims.empty() ? H5Screate(H5S_SCALAR)
+                                     : H5Screate_simple(static_cast<int>(dims.size()),
+                                                        dims.data(), nullptr);
+    const hid_t stored = d.stored == Hdf5TestDataset::Stored::kFloat64 ? H5T_IEEE_F64LE
+                         : d.stored == Hdf5TestDataset::Stored::kInt32 ? H5T_STD_I32LE
+                                                                       : H5T_IEEE_F32LE;
+    const hid_t dataset =
+        H5Dcreate2(file, d.name.c_str(), stored, space, links, H5P_DEFAULT, H5P_DEFAULT);
+    EXPECT_GE(dataset, 0) << path << ": " << d.name;
+    // The library converts the doubles to the stored type.
+    if (dataset >= 0 && count > 0 && count == static_cast<int64_t>(d.values.size())) {
+      EXPECT_GE(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                         d.values.data()),
+                0)
+          << path << ": " << d.name;
+    }
+    if (dataset >= 0) H5Dclose(dataset);
+    H5Sclose(space);
+  }
+  H5Pclose(links);
+  H5Fclose(file);
+}
+
+Hdf5TestDataset ReadHdf5TestDataset(const std::string& path, const std::string& name) {
+  Hdf5TestDataset result;
+  result.name = name;
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  EXPECT_GE(file, 0) << path;
+  if (file < 0) return result;
+  const hid_t dataset = H5Dopen2(file, name.c_str(), H5P_DEFAULT);
+  EXPECT_GE(dataset, 0) << path << ": no dataset " << name;
+  if (dataset >= 0) {
+    const hid_t space = H5Dget_space(dataset);
+    std::vector<hsize_t> dims(static_cast<size_t>(std::max(0, H5Sget_simple_extent_ndims(space))));
+    if (!dims.empty()) H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+    result.shape.assign(dims.begin(), dims.end());
+    int64_t count = 1;
+    for (int64_t dim : result.shape) count *= dim;
+    const hid_t type = H5Dget_type(dataset);
+    result.stored = H5Tget_class(type) == H5T_INTEGER ? Hdf5TestDataset::Stored::kInt32
+                    : H5Tget_size(type) == 8          ? Hdf5TestDataset::Stored::kFloat64
+                                                      : Hdf5TestDataset::Stored::kFloat32;
+    H5Tclose(type);
+    result.values.resize(static_cast<size_t>(count));
+    if (count > 0) {
+      EXPECT_GE(H5Dread(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                        result.values.data()),
+                0)
+          << path << ": " << name;
+    }
+    H5Sclose(space);
+    H5Dclose(dataset);
+  }
+  H5Fclose(file);
+  return result;
+}
+
+std::vector<std::string> Hdf5TestGroupMembers(const std::string& path, const std::string& group) {
+  std::vector<std::string> names;
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  EXPECT_GE(file, 0) << path;
+  if (file < 0) return names;
+  const hid_t id = H5Gopen2(file, group.c_str(), H5P_DEFAULT);
+  EXPECT_GE(id, 0) << path << ": no group " << group;
+  H5G_info_t info;
+  if (id >= 0 && H5Gget_info(id, &info) >= 0) {
+    for (hsize_t i = 0; i < info.nlinks; ++i) {
+      char name[1024] = {0};
+      H5Lget_name_by_idx(id, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof(name), H5P_DEFAULT);
+      names.push_back(name);
+    }
+  }
+  if (id >= 0) H5Gclose(id);
+  H5Fclose(file);
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace caffe

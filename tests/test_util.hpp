@@ -39,6 +39,23 @@ std::string ErrorOf(const std::function<void()>& action);
 // Runs a shell command, returning its exit status; output goes to *output if given.
 int RunCommand(const std::string& command, std::string* output = nullptr);
 
+// One dataset of an HDF5 file in the HDF5 tests: its path in the file ("data/ip/0"),
+// shape and values, and the type it is stored as on disk.
+struct Hdf5TestDataset {
+  enum class Stored { kFloat32, kFloat64, kInt32 };
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<double> values;
+  Stored stored = Stored::kFloat32;
+};
+// Writes a new HDF5 file holding `datasets` (making the groups on their paths), and
+// reads one back, with the HDF5 C library itself rather than caffe's util/hdf5, so that
+// a bug there cannot cancel out between writing and reading. Failures fail the test.
+void WriteHdf5TestFile(const std::string& path, const std::vector<Hdf5TestDataset>& datasets);
+Hdf5TestDataset ReadHdf5TestDataset(const std::string& path, const std::string& name);
+// The names in group `group` of the HDF5 file `path` ("/" for the root), sorted.
+std::vector<std::string> Hdf5TestGroupMembers(const std::string& path, const std::string& group);
+
 }  // namespace caffe
 
 #endif  // CAFFE_TESTS_TEST_UTIL_HPP_

@@ -36,8 +36,8 @@
 DEFINE_string(solver, "", "The solver definition protocol buffer text file (train).");
 DEFINE_string(model, "", "The model definition protocol buffer text file (test, time).");
 DEFINE_string(weights, "",
-              "Pretrained weights (.caffemodel) to initialise from, comma-separated for "
-              "several; cannot be combined with -snapshot.");
+              "Pretrained weights (.caffemodel, or .h5 for BVLC's HDF5 layout) to initialise "
+              "from, comma-separated for several; cannot be combined with -snapshot.");
 DEFINE_string(snapshot, "", "A .solverstate to resume training from.");
 DEFINE_int32(iterations, 50, "Iterations for test and time.");
 DEFINE_string(gpu, "",

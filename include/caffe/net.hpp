@@ -111,11 +111,22 @@ class Net {
   // Loads weights by layer name. Layers the source lacks keep their values; layers
   // present in both must match in blob count and shapes (else caffe::Error).
   void CopyTrainedLayersFrom(const NetParameter& param);
-  // .caffemodel (binary) or, for a name ending in .prototxt/.txt, text format.
+  // By the name's ending, as BVLC: .h5 is HDF5 (CopyTrainedLayersFromHDF5),
+  // .prototxt/.txt text format, anything else a binary .caffemodel.
   void CopyTrainedLayersFrom(const string& filename);
+  // Weights in BVLC's HDF5 layout (ToHDF5), by layer name as CopyTrainedLayersFrom. A
+  // blob a layer shares with an earlier one (param { name }) may be absent, as BVLC
+  // writes only the owner's; any other blob the net expects must be there.
+  void CopyTrainedLayersFromHDF5(const string& filename);
   // Makes this net use another net's weights (test nets share the train net's).
   void ShareTrainedLayersWith(const Net& other);
   void ToProto(NetParameter* param, bool write_diff = false) const;
+  // Writes the weights in BVLC Caffe's HDF5 layout: a group "data" holding a group per
+  // layer (every layer, in net order; a name with '/' nests groups), which holds blob i
+  // as float32 dataset "i" with the blob's shape; a blob shared with an earlier layer
+  // is written only under its owner. With write_diff, a group "diff" likewise holds
+  // every blob's gradient. Atomic, as every file the library writes.
+  void ToHDF5(const string& filename, bool write_diff = false) const;
 
   const string& name() const { return name_; }
   Phase phase() const { return phase_; }

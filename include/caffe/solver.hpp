@@ -45,7 +45,8 @@ class Solver {
   void ApplyUpdateFromDiffs();
   // Restores iteration, weights, history and the random stream from a .solverstate.
   void Restore(const string& state_file);
-  // Writes <prefix>_iter_N.caffemodel and .solverstate (rank 0); returns the model path.
+  // Writes <prefix>_iter_N.caffemodel (snapshot_format HDF5: .caffemodel.h5) and
+  // <prefix>_iter_N.solverstate, which names it (rank 0); returns the model path.
   string Snapshot();
   void TestAll();
 

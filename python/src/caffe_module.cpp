@@ -273,6 +273,9 @@ void DefineNet(py::module_& m) {
       .def("copy_from", py::overload_cast<const string&>(&Net::CopyTrainedLayersFrom))
       .def("share_with", [](Net& n, const Net& other) { n.ShareTrainedLayersWith(other); })
       .def("save", &SaveNet)
+      // BVLC's HDF5 weights layout (Net::ToHDF5); copy_from also loads a name ending in .h5.
+      .def("save_hdf5", [](const Net& n, const string& path) { n.ToHDF5(path); })
+      .def("load_hdf5", &Net::CopyTrainedLayersFromHDF5)
       .def("_set_input_arrays", &SetInputArrays)
       .def_property_readonly("_blob_names", &Net::blob_names)
       .def_property_readonly("_layer_names", &Net::layer_names)

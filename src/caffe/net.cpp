@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
 #include "caffe/layer_factory.hpp"
 #include "caffe/util/buffer_sharing_plan.hpp"
+#include "caffe/util/hdf5.hpp"
 #include "caffe/util/insert_splits.hpp"
 #include "caffe/util/io.hpp"
 #include "caffe/util/math_functions.hpp"
@@ -60,6 +62,11 @@ int LayerLineInFile(const string& file, const string& layer_name) {
     }
   }
   throw error;
+}
+
+bool EndsWith(const string& text, const string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // Runs one step of building or running `layer`; an error it raises without naming its
@@ -760,9 +767,12 @@ void Net::CopyTrainedLayersFrom(const NetParameter& param) {
 }
 
 void Net::CopyTrainedLayersFrom(const string& filename) {
+  if (EndsWith(filename, ".h5")) {
+    CopyTrainedLayersFromHDF5(filename);
+    return;
+  }
   NetParameter param;
-  const bool text = (filename.size() > 9 && filename.substr(filename.size() - 9) == ".prototxt") ||
-                    (filename.size() > 4 && filename.substr(filename.size() - 4) == ".txt");
+  const bool text = EndsWith(filename, ".prototxt") || EndsWith(filename, ".txt");
   if (text) {
     ReadProtoFromTextFile(filename, &param);
   } else {
@@ -773,6 +783,74 @@ void Net::CopyTrainedLayersFrom(const string& filename) {
   } catch (const Error& e) {
     ErrorBuilder() << filename << ": " << e.what();
   }
+}
+
+void Net::CopyTrainedLayersFromHDF5(const string& filename) {
+  const Hdf5File file = Hdf5File::Open(filename);
+  CAFFE_REQUIRE(file.Has("data"))
+      << filename << ": no group 'data' (BVLC Caffe's HDF5 weights hold data/<layer>/<blob>)";
+  const Hdf5Group data = file.OpenGroup("data");
+  size_t first_param = 0;  // params_ holds every layer's blobs, layer after layer
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const vector<shared_ptr<Blob>>& blobs = layers_[i]->blobs();
+    const size_t layer_params = first_param;
+    first_param += blobs.size();
+    const string& name = layer_names_[i];
+    // As with a .caffemodel, a layer the file lacks keeps its values.
+    if (!data.Has(name)) continue;
+    const Hdf5Group source = data.OpenGroup(name);
+    const string one_too_many = std::to_string(blobs.size());
+    CAFFE_REQUIRE(!source.Has(one_too_many))
+        << filename << ": layer '" << name << "': the weights hold more than " << blobs.size()
+        << " blob(s) (dataset 'data/" << name << "/" << one_too_many << "'), the net expects "
+        << blobs.size();
+    for (size_t j = 0; j < blobs.size(); ++j) {
+      CHECK(layer_params + j < params_.size() && params_[layer_params + j] == blobs[j])
+          << "params_ out of layer order";
+      const string index = std::to_string(j);
+      if (!source.Has(index)) {
+        // BVLC writes a shared blob's values only under the layer that owns it.
+        CAFFE_REQUIRE(param_owners_[layer_params + j] >= 0)
+            << filename << ": layer '" << name << "' blob " << j
+            << ": the weights have no dataset 'data/" << name << "/" << index
+            << "', the net expects " << blobs.size() << " blob(s)";
+        continue;
+      }
+      const vector<int64_t> shape = source.DatasetShape(index);
+      CAFFE_REQUIRE(shape == blobs[j]->shape())
+          << filename << ": layer '" << name << "' blob " << j << ": the weights have shape "
+          << ShapeToString(shape) << ", the net expects " << ShapeToString(blobs[j]->shape());
+      source.ReadFloats(index, shape, blobs[j]->mutable_cpu_data());
+    }
+  }
+}
+
+void Net::ToHDF5(const string& filename, bool write_diff) const {
+  // Made in memory and written in one atomic step, as the .caffemodel is.
+  const Hdf5File file = Hdf5File::CreateInMemory(filename);
+  {
+    // Every group and dataset is closed before the image is taken.
+    const Hdf5Group data = file.OpenOrCreateGroup("data");
+    std::optional<Hdf5Group> diff;
+    if (write_diff) diff.emplace(file.OpenOrCreateGroup("diff"));
+    size_t p = 0;  // params_ holds every layer's blobs, layer after layer
+    for (size_t i = 0; i < layers_.size(); ++i) {
+      // BVLC makes a group for every layer, with blobs or without.
+      const Hdf5Group layer_data = data.OpenOrCreateGroup(layer_names_[i]);
+      std::optional<Hdf5Group> layer_diff;
+      if (diff) layer_diff.emplace(diff->OpenOrCreateGroup(layer_names_[i]));
+      const vector<shared_ptr<Blob>>& blobs = layers_[i]->blobs();
+      for (size_t j = 0; j < blobs.size(); ++j, ++p) {
+        CHECK(p < params_.size() && params_[p] == blobs[j]) << "params_ out of layer order";
+        const Blob& blob = *blobs[j];
+        const string index = std::to_string(j);
+        // A shared blob's values once, under its owner; its gradient under every user.
+        if (param_owners_[p] < 0) layer_data.WriteFloats(index, blob.shape(), blob.cpu_data());
+        if (layer_diff) layer_diff->WriteFloats(index, blob.shape(), blob.cpu_diff());
+      }
+    }
+  }
+  file.SaveAtomically();
 }
 
 void Net::ShareTrainedLayersWith(const Net& other) {

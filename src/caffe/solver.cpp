@@ -597,9 +597,11 @@ string Solver::Snapshot() {
   // The saved model then stands for every rank's data, and every rank holds it.
   AverageDataStatistics();
   CreateParentFolders(param_.snapshot_prefix());
-  CAFFE_REQUIRE(param_.snapshot_format() == SolverParameter::BINARYPROTO)
-      << source_ << ": only snapshot_format BINARYPROTO is supported (HDF5 is not built)";
-  const string model_file = SnapshotFilename(".caffemodel");
+  // snapshot_format picks the weights' format, with BVLC's names. The state is this
+  // project's binary .solverstate either way (not BVLC's .solverstate.h5): it names
+  // the weights file, and Restore loads that by its ending.
+  const bool hdf5 = param_.snapshot_format() == SolverParameter::HDF5;
+  const string model_file = SnapshotFilename(hdf5 ? ".caffemodel.h5" : ".caffemodel");
   const string state_file = SnapshotFilename(".solverstate");
   // Every rank's own random stream and exchange state (IWP residuals) sit beside
   // the solverstate, so that resume is exact on all ranks.
@@ -613,10 +615,15 @@ string Solver::Snapshot() {
     WriteProtoToBinaryFile(mine, RankStateFilename(state_file, context_->rank()));
   }
   if (!is_root()) return model_file;
-  NetParameter net_param;
-  net_->ToProto(&net_param, param_.snapshot_diff());
-  LOG(INFO) << "Snapshotting to binary proto file " << model_file;
-  WriteProtoToBinaryFile(net_param, model_file);
+  if (hdf5) {
+    LOG(INFO) << "Snapshotting to HDF5 file " << model_file;
+    net_->ToHDF5(model_file, param_.snapshot_diff());
+  } else {
+    NetParameter net_param;
+    net_->ToProto(&net_param, param_.snapshot_diff());
+    LOG(INFO) << "Snapshotting to binary proto file " << model_file;
+    WriteProtoToBinaryFile(net_param, model_file);
+  }
 
   SolverState state;
   state.set_iter(iter_);
@@ -630,6 +637,13 @@ string Solver::Snapshot() {
 }
 
 void Solver::Restore(const string& state_file) {
+  const string h5 = ".h5";
+  const bool bvlc_hdf5_state =
+      state_file.size() >= h5.size() &&
+      state_file.compare(state_file.size() - h5.size(), h5.size(), h5) == 0;
+  CAFFE_REQUIRE(!bvlc_hdf5_state)
+      << state_file << ": BVLC Caffe's HDF5 solver state cannot be resumed here; snapshots "
+      << "in either snapshot_format write a binary .solverstate, resume from that";
   SolverState state;
   ReadProtoFromBinaryFile(state_file, &state);
   CAFFE_REQUIRE(state.has_iter())
