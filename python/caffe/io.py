@@ -240,8 +240,15 @@ def oversample(images, crop_dims):
 
 
 def blobproto_to_array(blob, return_diff=False):
-    """BlobProto -> numpy array of its shape (shape.dim, else legacy num/channels/
-    height/width), holding data, or diff when return_diff is set."""
+    """BlobProto -> numpy array holding its data, or its diff when return_diff is set.
+
+    The shape is shape.dim when `shape` is present (no dims: a 0-d array, numpy shape
+    (), holding one value), else the legacy num/channels/height/width when any of them
+    is set. A blob with neither is BVLC's scalar: a 0-d array when it holds one value;
+    with none or several values, which BVLC's reshape refuses, it is read as the C++
+    loader reads it, a vector of them (empty when there are none). The diff takes the
+    data's shape and must have as many values.
+    """
     if return_diff:
         values = blob.double_diff if len(blob.double_diff) else blob.diff
     else:
@@ -249,8 +256,11 @@ def blobproto_to_array(blob, return_diff=False):
     arr = np.array(values, dtype=float)
     if blob.HasField("shape"):
         shape = tuple(blob.shape.dim)
-    else:
+    elif any(blob.HasField(field) for field in ("num", "channels", "height", "width")):
         shape = (blob.num, blob.channels, blob.height, blob.width)
+    else:
+        data_count = max(len(blob.data), len(blob.double_data))
+        shape = () if data_count == 1 else (data_count,)
     if arr.size != int(np.prod(shape)):
         raise _shape_error("BlobProto {}".format("diff" if return_diff else "data"),
                            "{} values for shape {}".format(int(np.prod(shape)), shape),
@@ -259,9 +269,13 @@ def blobproto_to_array(blob, return_diff=False):
 
 
 def array_to_blobproto(arr, diff=None):
-    """numpy array (and an optional diff of the same shape) -> BlobProto with shape.dim."""
+    """numpy array (and an optional diff of the same shape) -> BlobProto with shape.dim;
+    a 0-d array gives `shape {}` (present, no dims) and its one value."""
     arr = np.asarray(arr)
     blob = caffe_pb2.BlobProto()
+    # Marks `shape` present even without dims, so that a scalar reads back as 0-d
+    # rather than as a blob with no shape at all.
+    blob.shape.SetInParent()
     blob.shape.dim.extend(arr.shape)
     blob.data.extend(arr.astype(float).flat)
     if diff is not None:

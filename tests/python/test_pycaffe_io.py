@@ -337,6 +337,43 @@ def test_legacy_four_dimensional_blobproto():
     assert arr[1, 0, 1, 2] == 11.0 and arr[0, 0, 1, 0] == 3.0
 
 
+def test_zero_dimensional_array_round_trip_writes_an_empty_shape():
+    blob = caffe.io.array_to_blobproto(np.array(2.5))
+    assert blob.HasField("shape") and list(blob.shape.dim) == [] and list(blob.data) == [2.5]
+    parsed = caffe_pb2.BlobProto.FromString(blob.SerializeToString())
+    assert parsed.HasField("shape")
+    back = caffe.io.blobproto_to_array(parsed)
+    assert back.shape == () and back == 2.5
+
+
+def test_blobproto_with_an_empty_shape_is_zero_dimensional():
+    blob = caffe_pb2.BlobProto(data=[-3.0])
+    blob.shape.SetInParent()
+    back = caffe.io.blobproto_to_array(blob)
+    assert back.shape == () and back == -3.0
+    blob.data.append(1.0)
+    with pytest.raises(ValueError, match=r"expected 1 values for shape \(\), found 2"):
+        caffe.io.blobproto_to_array(blob)
+
+
+def test_blobproto_without_any_shape_is_bvlcs_scalar():
+    # Neither shape nor num/channels/height/width: one value is a 0-d array, as in BVLC.
+    back = caffe.io.blobproto_to_array(caffe_pb2.BlobProto(data=[4.0]))
+    assert back.shape == () and back == 4.0
+    back = caffe.io.blobproto_to_array(caffe_pb2.BlobProto(double_data=[4.5]))
+    assert back.shape == () and back == 4.5
+    # Other counts are a vector, as the C++ loader reads them; none is an empty one.
+    np.testing.assert_array_equal(
+        caffe.io.blobproto_to_array(caffe_pb2.BlobProto(data=[1.0, 2.0])), [1.0, 2.0])
+    assert caffe.io.blobproto_to_array(caffe_pb2.BlobProto()).shape == (0,)
+    # The diff takes the data's shape.
+    diff = caffe.io.blobproto_to_array(caffe_pb2.BlobProto(data=[4.0], diff=[0.5]),
+                                       return_diff=True)
+    assert diff.shape == () and diff == 0.5
+    with pytest.raises(ValueError, match=r"diff: expected 1 values for shape \(\), found 0"):
+        caffe.io.blobproto_to_array(caffe_pb2.BlobProto(data=[4.0]), return_diff=True)
+
+
 def test_blobproto_with_the_wrong_number_of_values():
     blob = caffe_pb2.BlobProto(data=[1.0, 2.0, 3.0])
     blob.shape.dim.extend([2, 2])
@@ -350,10 +387,11 @@ def test_array_to_blobproto_rejects_a_diff_of_another_shape():
 
 
 def test_blobprotovector_round_trip():
-    arrays = [np.arange(6.0).reshape(2, 3), np.ones((1, 2, 2, 1)), np.array([7.5])]
+    arrays = [np.arange(6.0).reshape(2, 3), np.ones((1, 2, 2, 1)), np.array([7.5]),
+              np.array(-1.25)]
     serialized = caffe.io.arraylist_to_blobprotovector_str(arrays)
     assert isinstance(serialized, bytes)
-    assert len(caffe_pb2.BlobProtoVector.FromString(serialized).blobs) == 3
+    assert len(caffe_pb2.BlobProtoVector.FromString(serialized).blobs) == 4
     back = caffe.io.blobprotovector_str_to_arraylist(serialized)
     assert [a.shape for a in back] == [a.shape for a in arrays]
     for got, want in zip(back, arrays):

@@ -274,6 +274,23 @@ def test_blob_standalone():
     assert blob.shape == (6,) and np.all(blob.data == 1.5)
 
 
+# The layer types BVLC Caffe's registry holds (its layers/ folder, built with the Python
+# layer): a net written for BVLC Caffe names only these.
+BVLC_LAYER_TYPES = """
+AbsVal Accuracy ArgMax BNLL BatchNorm BatchReindex Bias Clip Concat ContrastiveLoss
+Convolution Crop Data Deconvolution Dropout DummyData ELU Eltwise Embed EuclideanLoss Exp
+Filter Flatten HDF5Data HDF5Output HingeLoss Im2col ImageData InfogainLoss InnerProduct
+Input LRN LSTM LSTMUnit Log MVN MemoryData MultinomialLogisticLoss PReLU Parameter Pooling
+Power Python RNN ReLU Reduction Reshape SPP Scale Sigmoid SigmoidCrossEntropyLoss Silence
+Slice Softmax SoftmaxWithLoss Split Swish TanH Threshold Tile WindowData
+""".split()
+
+
+def test_every_bvlc_layer_type_is_registered():
+    missing = sorted(set(BVLC_LAYER_TYPES) - set(caffe.layer_type_list()))
+    assert missing == []
+
+
 def test_module_functions_and_errors(tmp_path, model):
     types = caffe.layer_type_list()
     for expected in ("Convolution", "Python", "MemoryData", "Input"):
