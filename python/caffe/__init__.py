@@ -27,6 +27,13 @@ from .detector import Detector
 from .net_spec import layers, params, NetSpec, to_proto
 
 
+def has_nccl():
+    """False: BVLC's single-process caffe.NCCL (one Python process driving every GPU)
+    is not how this framework runs NCCL. Multi-GPU training is one process per GPU
+    under mpirun, whose exchange uses NCCL in CUDA builds (docs/multinode.md)."""
+    return False
+
+
 def _end_the_job_on_an_uncaught_error(kind, value, trace, _report=_sys.excepthook):
     """A rank that stops on an error ends the whole MPI job instead of leaving the
     other ranks waiting for it (as `caffe train` does)."""

@@ -244,10 +244,9 @@ def blobproto_to_array(blob, return_diff=False):
 
     The shape is shape.dim when `shape` is present (no dims: a 0-d array, numpy shape
     (), holding one value), else the legacy num/channels/height/width when any of them
-    is set. A blob with neither is BVLC's scalar: a 0-d array when it holds one value;
-    with none or several values, which BVLC's reshape refuses, it is read as the C++
-    loader reads it, a vector of them (empty when there are none). The diff takes the
-    data's shape and must have as many values.
+    is set. A blob with neither is BVLC's scalar: a 0-d array of its one value (any
+    other count is a ValueError, as in BVLC). The diff takes the data's shape and must
+    have as many values.
     """
     if return_diff:
         values = blob.double_diff if len(blob.double_diff) else blob.diff
@@ -259,8 +258,7 @@ def blobproto_to_array(blob, return_diff=False):
     elif any(blob.HasField(field) for field in ("num", "channels", "height", "width")):
         shape = (blob.num, blob.channels, blob.height, blob.width)
     else:
-        data_count = max(len(blob.data), len(blob.double_data))
-        shape = () if data_count == 1 else (data_count,)
+        shape = ()
     if arr.size != int(np.prod(shape)):
         raise _shape_error("BlobProto {}".format("diff" if return_diff else "data"),
                            "{} values for shape {}".format(int(np.prod(shape)), shape),

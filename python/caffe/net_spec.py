@@ -37,7 +37,14 @@ def param_name_dict():
     return names
 
 
-_param_names = param_name_dict()
+# Types with no parameter message of their own that read another type's: their
+# keyword parameters go there, e.g. L.Deconvolution(num_output=10) fills
+# convolution_param (BVLC's coord_map tests write it so). BVLC's net_spec knows only
+# the <Type>Parameter pairs, so there such keywords fail when the net is written out.
+# (SoftmaxWithLoss has loss_param besides softmax_param: its keywords stay explicit.)
+_SHARED_PARAMS = {"Deconvolution": "convolution", "Im2col": "convolution",
+                  "RNN": "recurrent", "LSTM": "recurrent"}
+_param_names = dict(param_name_dict(), **_SHARED_PARAMS)
 
 
 def assign_proto(message, name, value):

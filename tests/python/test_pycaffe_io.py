@@ -362,10 +362,11 @@ def test_blobproto_without_any_shape_is_bvlcs_scalar():
     assert back.shape == () and back == 4.0
     back = caffe.io.blobproto_to_array(caffe_pb2.BlobProto(double_data=[4.5]))
     assert back.shape == () and back == 4.5
-    # Other counts are a vector, as the C++ loader reads them; none is an empty one.
-    np.testing.assert_array_equal(
-        caffe.io.blobproto_to_array(caffe_pb2.BlobProto(data=[1.0, 2.0])), [1.0, 2.0])
-    assert caffe.io.blobproto_to_array(caffe_pb2.BlobProto()).shape == (0,)
+    # Any other count has no shape to take, as in BVLC.
+    with pytest.raises(ValueError, match=r"expected 1 values for shape \(\), found 2"):
+        caffe.io.blobproto_to_array(caffe_pb2.BlobProto(data=[1.0, 2.0]))
+    with pytest.raises(ValueError, match=r"found 0"):
+        caffe.io.blobproto_to_array(caffe_pb2.BlobProto())
     # The diff takes the data's shape.
     diff = caffe.io.blobproto_to_array(caffe_pb2.BlobProto(data=[4.0], diff=[0.5]),
                                        return_diff=True)

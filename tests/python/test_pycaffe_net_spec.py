@@ -301,3 +301,19 @@ def test_deep_nets_do_not_recurse():
     for _ in range(3000):
         top = L.ReLU(top)
     assert len(top.to_proto().layer) == 3001
+
+
+def test_types_that_share_a_parameter_message_take_its_keywords():
+    data = L.Input(shape=dict(dim=[1, 1, 4, 4]))
+    deconv = L.Deconvolution(data, num_output=3, kernel_size=2, stride=2).to_proto().layer[-1]
+    assert (deconv.convolution_param.num_output, list(deconv.convolution_param.kernel_size),
+            list(deconv.convolution_param.stride)) == (3, [2], [2])
+    seq = L.Input(shape=[dict(dim=[2, 1, 3]), dict(dim=[2, 1])], ntop=2)
+    lstm = L.LSTM(*seq, num_output=5).to_proto().layer[-1]
+    assert lstm.recurrent_param.num_output == 5
+
+
+def test_has_nccl_is_false():
+    # BVLC's single-process caffe.NCCL is not offered (docs/python.md).
+    assert caffe.has_nccl() is False
+    assert not hasattr(caffe, "NCCL")
