@@ -151,10 +151,13 @@ TEST_F(CaffeToolTest, TrainSnapshotsResumesAndTests) {
 // fine-tuning.
 TEST_F(CaffeToolTest, Hdf5SnapshotsResumeTestAndFineTune) {
   WriteFileAtomically(dir_ + "/solver_h5.prototxt",
-                      "net: '" + dir_ + "/net.prototxt'\nbase_lr: 0.01\nlr_policy: 'fixed'\n"
-                      "max_iter: 20\ndisplay: 10\nsnapshot: 10\nsnapshot_format: HDF5\n"
-                      "snapshot_prefix: '" + dir_ + "/h5/tiny'\nrandom_seed: 1\n"
-                      "solver_mode: CPU\n");
+                      "net: '" + dir_ +
+                          "/net.prototxt'\nbase_lr: 0.01\nlr_policy: 'fixed'\n"
+                          "max_iter: 20\ndisplay: 10\nsnapshot: 10\nsnapshot_format: HDF5\n"
+                          "snapshot_prefix: '" +
+                          dir_ +
+                          "/h5/tiny'\nrandom_seed: 1\n"
+                          "solver_mode: CPU\n");
   string out;
   ASSERT_EQ(RunCaffe("train -solver " + dir_ + "/solver_h5.prototxt", &out), 0) << out;
   EXPECT_TRUE(FileExists(dir_ + "/h5/tiny_iter_10.caffemodel.h5"));
@@ -167,8 +170,7 @@ TEST_F(CaffeToolTest, Hdf5SnapshotsResumeTestAndFineTune) {
       << out;
   EXPECT_NE(out.find("Restoring previous solver status"), string::npos) << out;
   const string weights = dir_ + "/h5/tiny_iter_20.caffemodel.h5";
-  ASSERT_EQ(RunCaffe("test -model " + dir_ + "/net.prototxt -weights " + weights +
-                         " -iterations 3",
+  ASSERT_EQ(RunCaffe("test -model " + dir_ + "/net.prototxt -weights " + weights + " -iterations 3",
                      &out),
             0)
       << out;

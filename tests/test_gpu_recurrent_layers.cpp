@@ -34,8 +34,9 @@ GpuComparison WithContAt(int cont_index, int num_bottoms) {
   return options;
 }
 
-const char* kUnit = "name: 'unit' type: 'LSTMUnit' bottom: 'c_prev' bottom: 'gates' "
-                    "bottom: 'cont' top: 'c' top: 'h'";
+const char* kUnit =
+    "name: 'unit' type: 'LSTMUnit' bottom: 'c_prev' bottom: 'gates' "
+    "bottom: 'cont' top: 'c' top: 'h'";
 
 std::string Recurrent(const std::string& type, const std::string& blobs,
                       const std::string& extra = "") {

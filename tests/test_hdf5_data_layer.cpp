@@ -33,8 +33,8 @@ std::string WriteItems(const std::string& dir, const std::string& name, int firs
     label.push_back(k);
   }
   const std::string path = dir + "/" + name;
-  WriteHdf5TestFile(path, {{"data", {count, 2}, data, data_type},
-                           {"label", {count}, label, label_type}});
+  WriteHdf5TestFile(path,
+                    {{"data", {count, 2}, data, data_type}, {"label", {count}, label, label_type}});
   return path;
 }
 
@@ -44,11 +44,11 @@ std::string WriteList(const std::string& dir, const std::string& text) {
   return path;
 }
 
-LayerParameter Hdf5DataParam(const std::string& list, int batch_size,
-                             const std::string& extra = "", Phase phase = TRAIN) {
+LayerParameter Hdf5DataParam(const std::string& list, int batch_size, const std::string& extra = "",
+                             Phase phase = TRAIN) {
   LayerParameter param = ParseLayer(
-      "name: 'data' type: 'HDF5Data' top: 'data' top: 'label' hdf5_data_param { source: '" +
-      list + "' batch_size: " + std::to_string(batch_size) + " " + extra + " }");
+      "name: 'data' type: 'HDF5Data' top: 'data' top: 'label' hdf5_data_param { source: '" + list +
+      "' batch_size: " + std::to_string(batch_size) + " " + extra + " }");
   param.set_phase(phase);
   return param;
 }
@@ -108,20 +108,20 @@ TEST(HDF5DataLayerTest, ItemsOfAnyShapeAndAnyNumberOfTops) {
   const std::string dir = MakeTempDir("hdf5_data");
   std::vector<double> image(2 * 2 * 3), weight{0.5, -1.5};
   for (size_t i = 0; i < image.size(); ++i) image[i] = static_cast<double>(i);
-  WriteHdf5TestFile(dir + "/f.h5", {{"weight", {2}, weight},
-                                    {"image", {2, 2, 3}, image},
-                                    {"unused", {2}, {7, 8}}});
+  WriteHdf5TestFile(
+      dir + "/f.h5",
+      {{"weight", {2}, weight}, {"image", {2, 2, 3}, image}, {"unused", {2}, {7, 8}}});
   const std::string list = WriteList(dir, dir + "/f.h5\n");
   HDF5DataLayer layer(ParseLayer(
-      "name: 'in' type: 'HDF5Data' top: 'image' top: 'weight' hdf5_data_param { source: '" +
-      list + "' batch_size: 3 }"));
+      "name: 'in' type: 'HDF5Data' top: 'image' top: 'weight' hdf5_data_param { source: '" + list +
+      "' batch_size: 3 }"));
   Blob image_top, weight_top;
   layer.SetUp({}, {&image_top, &weight_top});
   EXPECT_EQ(image_top.shape(), (vector<int64_t>{3, 2, 3}));
   EXPECT_EQ(weight_top.shape(), (vector<int64_t>{3}));
   layer.Forward({}, {&image_top, &weight_top});
-  ExpectExactValues(image_top.cpu_data(),
-                    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5}, "image");
+  ExpectExactValues(image_top.cpu_data(), {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5},
+                    "image");
   ExpectExactValues(weight_top.cpu_data(), {0.5f, -1.5f, 0.5f}, "weight");
 }
 
@@ -196,7 +196,8 @@ TEST(HDF5DataLayerTest, RunsInANetShardedForTraining) {
   NetParameter net_param = ParseNet(
       "name: 'n' state { phase: TRAIN } "
       "layer { name: 'data' type: 'HDF5Data' top: 'data' top: 'label' "
-      "hdf5_data_param { source: '" + list + "' batch_size: 2 } }");
+      "hdf5_data_param { source: '" +
+      list + "' batch_size: 2 } }");
   auto context = std::make_shared<Context>();
   context->set_rank(1, 2);
   Net net(net_param, context);
@@ -215,7 +216,9 @@ TEST(HDF5DataLayerTest, RankWithoutItemsIsAnError) {
   context->set_rank(3, 4);
   layer.set_context(context);
   Blob data, label;
-  EXPECT_EQ(ErrorOf([&] { layer.SetUp({}, {&data, &label}); }),
+  EXPECT_EQ(ErrorOf([&] {
+              layer.SetUp({}, {&data, &label});
+            }),
             "layer 'data' (HDF5Data): the files of HDF5 file list '" + list +
                 "' hold 2 items, none of them for rank 3 of world size 4");
 }
@@ -276,14 +279,16 @@ TEST(HDF5DataLayerTest, BadFilesAreErrorsNamingTheListLine) {
 
   const std::string wider = dir + "/wider.h5";
   WriteHdf5TestFile(wider, {{"data", {1, 3}, {0, 1, 2}}, {"label", {1}, {0}}});
-  EXPECT_EQ(error_for(wider), prefix + wider + ": dataset 'data' has items of shape 3 but the "
-                                               "first file, '" + good +
-                                  "', has 2; top 'data' needs one item shape");
+  EXPECT_EQ(error_for(wider), prefix + wider +
+                                  ": dataset 'data' has items of shape 3 but the "
+                                  "first file, '" +
+                                  good + "', has 2; top 'data' needs one item shape");
 
   const std::string scalar = dir + "/scalar.h5";
   WriteHdf5TestFile(scalar, {{"data", {}, {4}}, {"label", {1}, {0}}});
-  EXPECT_EQ(error_for(scalar), prefix + scalar + ": dataset 'data' is a scalar; top 'data' needs "
-                                                 "the items along the dataset's first axis");
+  EXPECT_EQ(error_for(scalar), prefix + scalar +
+                                   ": dataset 'data' is a scalar; top 'data' needs "
+                                   "the items along the dataset's first axis");
 }
 
 TEST(HDF5DataLayerTest, AFileChangedAfterSetUpIsAnErrorWhenItIsRead) {
@@ -296,7 +301,9 @@ TEST(HDF5DataLayerTest, AFileChangedAfterSetUpIsAnErrorWhenItIsRead) {
   layer.SetUp({}, {&data, &label});
   WriteItems(dir, "b.h5", 2, 4);  // b now holds 4 items, not the 2 checked at setup
   layer.Forward({}, {&data, &label});
-  EXPECT_EQ(ErrorOf([&] { layer.Forward({}, {&data, &label}); }),
+  EXPECT_EQ(ErrorOf([&] {
+              layer.Forward({}, {&data, &label});
+            }),
             "layer 'data' (HDF5Data): HDF5 file list '" + list + "' line 2: " + b +
                 ": dataset 'data' has shape 4x2, expected 2x2");
 }

@@ -18,11 +18,12 @@ namespace {
 LayerParameter Hdf5OutputParam(const std::string& file_name) {
   return ParseLayer(
       "name: 'out' type: 'HDF5Output' bottom: 'score' bottom: 'truth' "
-      "hdf5_output_param { file_name: '" + file_name + "' }");
+      "hdf5_output_param { file_name: '" +
+      file_name + "' }");
 }
 
-void ExpectDataset(const std::string& file, const std::string& name,
-                   const vector<int64_t>& shape, const vector<double>& values) {
+void ExpectDataset(const std::string& file, const std::string& name, const vector<int64_t>& shape,
+                   const vector<double>& values) {
   const Hdf5TestDataset dataset = ReadHdf5TestDataset(file, name);
   EXPECT_EQ(dataset.shape, shape) << name;
   EXPECT_EQ(dataset.values, values) << name;
@@ -77,7 +78,8 @@ TEST(HDF5OutputLayerTest, WritesTheBatchesOfANet) {
       "layer { name: 'in' type: 'Input' top: 'x' top: 'y' "
       "        input_param { shape { dim: 2 dim: 2 } shape { dim: 2 } } } "
       "layer { name: 'out' type: 'HDF5Output' bottom: 'x' bottom: 'y' "
-      "        hdf5_output_param { file_name: '" + file + "' } }");
+      "        hdf5_output_param { file_name: '" +
+      file + "' } }");
   {
     Net net(param, std::make_shared<Context>());
     for (int pass = 0; pass < 2; ++pass) {
@@ -94,22 +96,29 @@ TEST(HDF5OutputLayerTest, BadInputIsAnError) {
   const std::string dir = MakeTempDir("hdf5_output");
   Blob score({2, 3}), truth({2}), short_truth({3});
   {
-    HDF5OutputLayer layer(ParseLayer("name: 'out' type: 'HDF5Output' bottom: 'score' "
-                                     "bottom: 'truth'"));
-    EXPECT_EQ(ErrorOf([&] { layer.SetUp({&score, &truth}, {}); }),
+    HDF5OutputLayer layer(
+        ParseLayer("name: 'out' type: 'HDF5Output' bottom: 'score' "
+                   "bottom: 'truth'"));
+    EXPECT_EQ(ErrorOf([&] {
+                layer.SetUp({&score, &truth}, {});
+              }),
               "layer 'out' (HDF5Output): hdf5_output_param.file_name is empty");
   }
   {
     const std::string missing_folder = dir + "/no/such/folder/out.h5";
     HDF5OutputLayer layer(Hdf5OutputParam(missing_folder));
-    EXPECT_EQ(ErrorOf([&] { layer.SetUp({&score, &truth}, {}); }),
+    EXPECT_EQ(ErrorOf([&] {
+                layer.SetUp({&score, &truth}, {});
+              }),
               "layer 'out' (HDF5Output): " + missing_folder +
                   ": cannot create the HDF5 file (a missing or read-only folder, or the file "
                   "open elsewhere?)");
   }
   {
     HDF5OutputLayer layer(Hdf5OutputParam(dir + "/a.h5"));
-    EXPECT_EQ(ErrorOf([&] { layer.SetUp({&score, &short_truth}, {}); }),
+    EXPECT_EQ(ErrorOf([&] {
+                layer.SetUp({&score, &short_truth}, {});
+              }),
               "layer 'out' (HDF5Output): bottoms 'score' (2x3) and 'truth' (3) must hold the "
               "same number of items");
   }
@@ -117,10 +126,14 @@ TEST(HDF5OutputLayerTest, BadInputIsAnError) {
     HDF5OutputLayer layer(Hdf5OutputParam(dir + "/b.h5"));
     layer.SetUp({&score, &truth}, {});
     Blob wider({2, 4});
-    EXPECT_EQ(ErrorOf([&] { layer.Forward({&wider, &truth}, {}); }),
+    EXPECT_EQ(ErrorOf([&] {
+                layer.Forward({&wider, &truth}, {});
+              }),
               "layer 'out' (HDF5Output): bottom 'score' has shape 2x4, but dataset 'data' of " +
                   dir + "/b.h5 holds items of shape 3 (set at setup)");
-    EXPECT_EQ(ErrorOf([&] { layer.Backward({}, {true, false}, {&score, &truth}); }),
+    EXPECT_EQ(ErrorOf([&] {
+                layer.Backward({}, {true, false}, {&score, &truth});
+              }),
               "layer 'out' (HDF5Output): writes its bottoms to a file and has no gradient for "
               "them, but backward was requested for bottom 'score'");
     EXPECT_FALSE(layer.AllowForceBackward(0));

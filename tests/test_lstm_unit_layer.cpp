@@ -16,8 +16,9 @@
 namespace caffe {
 namespace {
 
-const char* kUnit = "name: 'unit' type: 'LSTMUnit' bottom: 'c_prev' bottom: 'gates' "
-                    "bottom: 'cont' top: 'c' top: 'h'";
+const char* kUnit =
+    "name: 'unit' type: 'LSTMUnit' bottom: 'c_prev' bottom: 'gates' "
+    "bottom: 'cont' top: 'c' top: 'h'";
 
 float Sigmoid(float v) { return 1.f / (1.f + std::exp(-v)); }
 
@@ -49,8 +50,8 @@ TEST(LSTMUnitLayerTest, ForwardMatchesHandValues) {
   Unit unit(3, 1);
   const float half_candidate = std::atanh(0.5f);
   SetValues(&unit.c_prev, {2.f, 2.f, 2.f});
-  SetValues(&unit.gates, {0.f, 0.f, 0.f, 0.f,                //
-                          0.f, 0.f, 0.f, half_candidate,     //
+  SetValues(&unit.gates, {0.f, 0.f, 0.f, 0.f,             //
+                          0.f, 0.f, 0.f, half_candidate,  //
                           0.f, 0.f, 0.f, half_candidate});
   SetValues(&unit.cont, {1.f, 0.f, 1.f});
   unit.SetUp();
@@ -139,7 +140,9 @@ TEST(LSTMUnitLayerTest, RefusesAGradientForCont) {
   Unit unit(2, 2);
   unit.SetUp();
   unit.layer.Forward(unit.bottoms(), unit.tops());
-  EXPECT_EQ(ErrorOf([&] { unit.layer.Backward(unit.tops(), {true, true, true}, unit.bottoms()); }),
+  EXPECT_EQ(ErrorOf([&] {
+              unit.layer.Backward(unit.tops(), {true, true, true}, unit.bottoms());
+            }),
             "layer 'unit' (LSTMUnit): cannot give bottom 'cont' (the continuation indicators) a "
             "gradient; set propagate_down: false for it");
   EXPECT_FALSE(unit.layer.AllowForceBackward(2));
@@ -169,8 +172,7 @@ TEST(LSTMUnitLayerTest, RefusesBottomsOfTheWrongShape) {
     Unit unit(2, 3);
     unit.c_prev.Reshape({2, 2, 3});
     const std::string what = ErrorOf([&] { unit.SetUp(); });
-    EXPECT_NE(what.find("bottom 'c_prev' (the previous cell) must be 1 x N x D"),
-              std::string::npos)
+    EXPECT_NE(what.find("bottom 'c_prev' (the previous cell) must be 1 x N x D"), std::string::npos)
         << what;
   }
 }

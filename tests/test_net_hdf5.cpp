@@ -39,7 +39,8 @@ const char* kSharingNet = R"(
 std::string OneIpNet(const std::string& name = "ip") {
   return R"(
     layer { name: 'input' type: 'Input' top: 'x' input_param { shape { dim: 1 dim: 3 } } }
-    layer { name: ')" + name + R"(' type: 'InnerProduct' bottom: 'x' top: 'p'
+    layer { name: ')" +
+         name + R"(' type: 'InnerProduct' bottom: 'x' top: 'p'
             inner_product_param { num_output: 2 weight_filler { type: 'gaussian' std: 1 }
                                   bias_filler { type: 'gaussian' std: 1 } } })";
 }
@@ -164,17 +165,18 @@ TEST(NetHdf5Test, FilesThatDoNotFitAreErrors) {
     return ErrorOf([&] { net->CopyTrainedLayersFrom(file); });
   };
   const std::string file = dir + "/w.h5";
-  EXPECT_EQ(error_for({{"data/ip/0", {2, 5}, std::vector<double>(10)},
-                       {"data/ip/1", {2}, {0, 0}}}),
+  EXPECT_EQ(error_for({{"data/ip/0", {2, 5}, std::vector<double>(10)}, {"data/ip/1", {2}, {0, 0}}}),
             file + ": layer 'ip' blob 0: the weights have shape 2x5, the net expects 2x3");
   EXPECT_EQ(error_for({{"data/ip/0", {2, 3}, std::vector<double>(6)}}),
-            file + ": layer 'ip' blob 1: the weights have no dataset 'data/ip/1', the net "
-                   "expects 2 blob(s)");
+            file +
+                ": layer 'ip' blob 1: the weights have no dataset 'data/ip/1', the net "
+                "expects 2 blob(s)");
   EXPECT_EQ(error_for({{"data/ip/0", {2, 3}, std::vector<double>(6)},
                        {"data/ip/1", {2}, {0, 0}},
                        {"data/ip/2", {1}, {0}}}),
-            file + ": layer 'ip': the weights hold more than 2 blob(s) (dataset 'data/ip/2'), "
-                   "the net expects 2");
+            file +
+                ": layer 'ip': the weights hold more than 2 blob(s) (dataset 'data/ip/2'), "
+                "the net expects 2");
   EXPECT_EQ(error_for({{"weights/ip/0", {2, 3}, std::vector<double>(6)}}),
             file + ": no group 'data' (BVLC Caffe's HDF5 weights hold data/<layer>/<blob>)");
 

@@ -43,7 +43,8 @@ LayerParameter RecurrentParam(const std::string& type, int64_t dim, const std::s
 struct Recurrence {
   Recurrence(const LayerParameter& param, int64_t timesteps, int64_t streams, int64_t inputs,
              int64_t static_inputs = 0, int exposed = 0)
-      : layer(LayerRegistry::CreateLayer(param)), x({timesteps, streams, inputs}),
+      : layer(LayerRegistry::CreateLayer(param)),
+        x({timesteps, streams, inputs}),
         cont({timesteps, streams}) {
     FillUniform(&x, -1, 1, 101);
     bottoms = {&x, &cont};
@@ -78,8 +79,7 @@ struct Reference {
 };
 
 // out[r] += sum_k w[r][k] v[k] for a rows x cols row-major w.
-void AddProduct(const float* w, int64_t rows, int64_t cols, const float* v,
-                vector<double>* out) {
+void AddProduct(const float* w, int64_t rows, int64_t cols, const float* v, vector<double>* out) {
   for (int64_t r = 0; r < rows; ++r) {
     double sum = 0;
     for (int64_t k = 0; k < cols; ++k) sum += double(w[r * cols + k]) * v[k];
@@ -451,11 +451,12 @@ const char* kNamedBlobs = "bottom: 'x' bottom: 'cont' top: 'h'";
 
 TEST(RecurrentLayerTest, NumOutputMustBePositive) {
   Recurrence unset(ParseLayer("name: 'rec' type: 'LSTM' recurrent_param { }"), kT, kN, kInputs);
-  EXPECT_NE(SetUpError(&unset, "LSTM").find("recurrent_param.num_output must be positive (it is "
-                                            "not set)"),
+  EXPECT_NE(SetUpError(&unset, "LSTM")
+                .find("recurrent_param.num_output must be positive (it is "
+                      "not set)"),
             std::string::npos);
-  Recurrence zero(ParseLayer("name: 'rec' type: 'RNN' recurrent_param { num_output: 0 }"), kT,
-                  kN, kInputs);
+  Recurrence zero(ParseLayer("name: 'rec' type: 'RNN' recurrent_param { num_output: 0 }"), kT, kN,
+                  kInputs);
   const std::string what = SetUpError(&zero, "RNN");
   EXPECT_NE(what.find("recurrent_param.num_output must be positive"), std::string::npos) << what;
   EXPECT_EQ(what.find("not set"), std::string::npos) << what;
@@ -482,8 +483,8 @@ TEST(RecurrentLayerTest, XNeedsTimeStreamAndInputAxes) {
 }
 
 TEST(RecurrentLayerTest, StaticInputNeedsOneRowPerStream) {
-  Recurrence r(RecurrentParam("RNN", kDim, "", "bottom: 'x' bottom: 'cont' bottom: 'x_static'"),
-               kT, kN, kInputs, kStaticInputs);
+  Recurrence r(RecurrentParam("RNN", kDim, "", "bottom: 'x' bottom: 'cont' bottom: 'x_static'"), kT,
+               kN, kInputs, kStaticInputs);
   r.x_static.Reshape({kN + 1, kStaticInputs});
   const std::string what = SetUpError(&r, "RNN");
   EXPECT_NE(what.find("bottom 'x_static' (the static input) must be N x ... with N = 2"),
@@ -533,7 +534,9 @@ TEST(RecurrentLayerTest, RefusesAGradientForCont) {
   Recurrence r(RecurrentParam("RNN", kDim, "", kNamedBlobs), kT, kN, kInputs);
   r.SetUp();
   r.Forward();
-  EXPECT_NE(ErrorOf([&] { r.layer->Backward(r.tops, {true, true}, r.bottoms); })
+  EXPECT_NE(ErrorOf([&] {
+              r.layer->Backward(r.tops, {true, true}, r.bottoms);
+            })
                 .find("layer 'rec' (RNN): cannot give bottom 'cont' (the sequence continuation "
                       "indicators) a gradient"),
             std::string::npos);
@@ -687,8 +690,8 @@ TEST(RecurrentLayerNetTest, LSTMLearnsToEchoItsInputOneStepLate) {
     if (iter < window) first += loss / window;
     if (iter >= iterations - window) last += loss / window;
   }
-  EXPECT_LT(last, 0.3f * first) << "mean loss over the first " << window << " iterations "
-                                << first << ", over the last " << window << " " << last;
+  EXPECT_LT(last, 0.3f * first) << "mean loss over the first " << window << " iterations " << first
+                                << ", over the last " << window << " " << last;
 }
 
 }  // namespace

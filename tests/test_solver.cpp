@@ -505,9 +505,10 @@ TEST(SolverTest, Hdf5SnapshotResumesToTheSameLosses) {
   // BVLC's own HDF5 solver state is not this project's format: refused by name.
   const string bvlc_state = dir + "/b_iter_5.solverstate.h5";
   EXPECT_EQ(ErrorOf([&] { resumed->Restore(bvlc_state); }),
-            bvlc_state + ": BVLC Caffe's HDF5 solver state cannot be resumed here; snapshots "
-                         "in either snapshot_format write a binary .solverstate, resume from "
-                         "that");
+            bvlc_state +
+                ": BVLC Caffe's HDF5 solver state cannot be resumed here; snapshots "
+                "in either snapshot_format write a binary .solverstate, resume from "
+                "that");
 }
 
 // A one-process run with a sparse exchange keeps residuals (and ages) that a resume

@@ -1,6 +1,7 @@
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
+#include <hdf5.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,8 +12,6 @@
 #include <cstdlib>
 #include <numeric>
 #include <random>
-
-#include <hdf5.h>
 
 #include "caffe/util/io.hpp"
 
@@ -131,9 +130,9 @@ void WriteHdf5TestFile(const std::string& path, const std::vector<Hdf5TestDatase
     for (int64_t dim : d.shape) count *= dim;
     EXPECT_EQ(count, static_cast<int64_t>(d.values.size())) << path << ": " << d.name;
     const std::vector<hsize_t> dims(d.shape.begin(), d.shape.end());
-    const hid_t space = dims.empty() ? H5Screate(H5S_SCALAR)
-                                     : H5Screate_simple(static_cast<int>(dims.size()),
-                                                        dims.data(), nullptr);
+    const hid_t space = dims.empty()
+                            ? H5Screate(H5S_SCALAR)
+                            : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
     const hid_t stored = d.stored == Hdf5TestDataset::Stored::kFloat64 ? H5T_IEEE_F64LE
                          : d.stored == Hdf5TestDataset::Stored::kInt32 ? H5T_STD_I32LE
                                                                        : H5T_IEEE_F32LE;
@@ -142,9 +141,8 @@ void WriteHdf5TestFile(const std::string& path, const std::vector<Hdf5TestDatase
     EXPECT_GE(dataset, 0) << path << ": " << d.name;
     // The library converts the doubles to the stored type.
     if (dataset >= 0 && count > 0 && count == static_cast<int64_t>(d.values.size())) {
-      EXPECT_GE(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                         d.values.data()),
-                0)
+      EXPECT_GE(
+          H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, d.values.data()), 0)
           << path << ": " << d.name;
     }
     if (dataset >= 0) H5Dclose(dataset);
@@ -176,9 +174,9 @@ Hdf5TestDataset ReadHdf5TestDataset(const std::string& path, const std::string& 
     H5Tclose(type);
     result.values.resize(static_cast<size_t>(count));
     if (count > 0) {
-      EXPECT_GE(H5Dread(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                        result.values.data()),
-                0)
+      EXPECT_GE(
+          H5Dread(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, result.values.data()),
+          0)
           << path << ": " << name;
     }
     H5Sclose(space);

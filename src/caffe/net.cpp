@@ -1,11 +1,11 @@
 #include "caffe/net.hpp"
 
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
 #include <algorithm>
 #include <limits>
 #include <optional>
-
-#include <google/protobuf/io/tokenizer.h>
-#include <google/protobuf/text_format.h>
 
 #include "caffe/layer_factory.hpp"
 #include "caffe/util/buffer_sharing_plan.hpp"

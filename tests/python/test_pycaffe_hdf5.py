@@ -117,3 +117,48 @@ def test_hdf5_output_layer_keeps_every_batch(tmp_path):
         assert sorted(f.keys()) == ["data", "label"]
         np.testing.assert_array_equal(f["data"][...], batches.reshape(4, 3))
         np.testing.assert_array_equal(f["label"][...], [0, 0, 1, -1])
+
+
+def test_an_hdf5_fed_net_trains_through_caffe_train_under_mpirun(tmp_path):
+    # A linear regression read from two HDF5 files by HDF5Data: 2 ranks, each reading
+    # its own share of the items, learn y = x . w + b through the caffe tool.
+    import os
+    import re
+    import shutil
+    import subprocess
+    from conftest import CAFFE_TOOL
+    rng = np.random.default_rng(7)
+    w, b = np.array([0.5, -1.0, 2.0, 0.25]), 0.3
+    sources = []
+    for part in range(2):
+        x = rng.uniform(-1, 1, size=(128, 4))
+        path = str(tmp_path / ("part%d.h5" % part))
+        with h5py.File(path, "w") as f:
+            f["data"] = x.astype(np.float32)
+            f["label"] = (x @ w + b).reshape(-1, 1).astype(np.float32)
+        sources.append(path)
+    listing = write(tmp_path, "train.txt", "\n".join(sources) + "\n")
+    net = write(tmp_path, "net.prototxt", """
+      layer {{ name: "data" type: "HDF5Data" top: "data" top: "label"
+              hdf5_data_param {{ source: "{}" batch_size: 16 shuffle: true }} }}
+      layer {{ name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
+              inner_product_param {{ num_output: 1 weight_filler {{ type: "constant" }} }} }}
+      layer {{ name: "loss" type: "EuclideanLoss" bottom: "ip" bottom: "label" top: "loss" }}
+    """.format(listing))
+    solver = write(tmp_path, "solver.prototxt", """
+      net: "{}" base_lr: 0.1 momentum: 0.9 lr_policy: "fixed" max_iter: 200 display: 20
+      random_seed: 1 snapshot_after_train: false solver_mode: CPU
+    """.format(net))
+    mpirun = shutil.which("mpirun")
+    assert mpirun, "mpirun not found (openmpi-bin)"
+    command = [mpirun, "-np", "2", "--oversubscribe"]
+    if os.geteuid() == 0:
+        command.append("--allow-run-as-root")
+    run = subprocess.run(command + [CAFFE_TOOL, "train", "-solver", solver],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    losses = [float(v) for v in re.findall(r"Iteration \d+(?: \([^)]*\))?, loss = ([-0-9.eE+]+)",
+                                                 run.stderr)]
+    assert len(losses) >= 5, run.stderr[-3000:]
+    # From about (|w|^2 / 3 + b^2) / 2 = 0.93 at the start to nearly 0.
+    assert losses[0] > 0.3 and losses[-1] < 0.01 * losses[0], losses

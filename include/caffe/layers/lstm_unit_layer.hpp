@@ -60,8 +60,7 @@ CAFFE_LSTM_HD inline float LSTMGateSigmoid(float x) { return 1.f / (1.f + expf(-
 struct LSTMGates {
   float input, forget, output, candidate;
 };
-CAFFE_LSTM_HD inline LSTMGates ActivateLSTMGates(const float* gate_inputs, int64_t dim,
-                                                 int64_t e) {
+CAFFE_LSTM_HD inline LSTMGates ActivateLSTMGates(const float* gate_inputs, int64_t dim, int64_t e) {
   const int64_t stream = e / dim, unit = e % dim;
   const float* x = gate_inputs + stream * 4 * dim;
   return {LSTMGateSigmoid(x[unit]), LSTMGateSigmoid(x[dim + unit]),

@@ -65,11 +65,17 @@ class RecurrentLayer : public Layer {
   LayerParameter* AddInnerProduct(NetParameter* net, const string& name, const string& bottom,
                                   const string& top, int64_t num_output, int axis,
                                   const string& weight, const string& bias) const;
-  // Slices T x N x ... blob `name` into its timesteps "<name>_1" .. "<name>_<T>".
-  void AddTimestepSlices(NetParameter* net, const string& name) const;
-  // Turns the N x K product of the static input into the 1 x N x K that every
-  // timestep adds.
-  static void AddStaticInputReshape(NetParameter* net, const string& bottom, const string& top);
+  // The products of the inputs for all timesteps at once, `width` wide: x by weight
+  // `x_weight` plus bias `bias` (cut into timesteps "<x_weight>_x_<t>", t = 1..T), and
+  // with a static input, x_static by `static_weight` ("<static_weight>_x_static",
+  // 1 x N x width). Also cuts cont into its timesteps "cont_<t>".
+  void AddInputProducts(NetParameter* net, int64_t width, const string& x_weight,
+                        const string& bias, const string& static_weight) const;
+  // Blob `top` at timestep t: `state_weight` times cont_t h_{t-1} (zero where a
+  // sequence starts, so nothing before it leaks in), plus the inputs' products at t
+  // (AddInputProducts with these `x_weight` and `static_weight`).
+  void AddTimestepSum(NetParameter* net, int64_t t, int64_t width, const string& state_weight,
+                      const string& x_weight, const string& static_weight, const string& top) const;
 
   // What the unrolled net is built for (set before AddUnrolledLayers runs).
   int64_t timesteps_ = 0;   // T

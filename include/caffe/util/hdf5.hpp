@@ -11,12 +11,12 @@
 #ifndef CAFFE_UTIL_HDF5_HPP_
 #define CAFFE_UTIL_HDF5_HPP_
 
+#include <hdf5.h>
+
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <hdf5.h>
 
 namespace caffe {
 
@@ -70,8 +70,7 @@ class Hdf5Group {
   // Reads dataset `name`, whose shape must be `shape` (callers check it first with
   // DatasetShape, to say what a wrong shape means to them), into `values`, which
   // holds as many floats as the shape does.
-  void ReadFloats(const std::string& name, const std::vector<int64_t>& shape,
-                  float* values) const;
+  void ReadFloats(const std::string& name, const std::vector<int64_t>& shape, float* values) const;
   // Writes a new float32 dataset `name` of `shape`, from `values` (as many as the
   // shape holds). The name must not exist yet.
   void WriteFloats(const std::string& name, const std::vector<int64_t>& shape,

@@ -41,9 +41,8 @@ void HDF5DataLayer::CheckFiles(const vector<Blob*>& top) {
       for (size_t t = 0; t < top.size(); ++t) {
         const string name = top_name(static_cast<int>(t));
         const vector<int64_t> shape = hdf5.DatasetShape(name);
-        CAFFE_REQUIRE(!shape.empty())
-            << hdf5.Describe("dataset", name) << " is a scalar; top '" << name
-            << "' needs the items along the dataset's first axis";
+        CAFFE_REQUIRE(!shape.empty()) << hdf5.Describe("dataset", name) << " is a scalar; top '"
+                                      << name << "' needs the items along the dataset's first axis";
         if (t == 0) file.items = shape[0];
         CAFFE_REQUIRE(shape[0] == file.items)
             << hdf5.Describe("dataset", name) << " holds " << shape[0] << " items but dataset '"
@@ -52,10 +51,9 @@ void HDF5DataLayer::CheckFiles(const vector<Blob*>& top) {
         const vector<int64_t> item_shape(shape.begin() + 1, shape.end());
         if (f == 0) item_shapes_[t] = item_shape;
         CAFFE_REQUIRE(item_shape == item_shapes_[t])
-            << hdf5.Describe("dataset", name) << " has items of shape "
-            << ShapeToString(item_shape) << " but the first file, '" << files_[0].path
-            << "', has " << ShapeToString(item_shapes_[t]) << "; top '" << name
-            << "' needs one item shape";
+            << hdf5.Describe("dataset", name) << " has items of shape " << ShapeToString(item_shape)
+            << " but the first file, '" << files_[0].path << "', has "
+            << ShapeToString(item_shapes_[t]) << "; top '" << name << "' needs one item shape";
       }
     } catch (const Error& e) {
       Fail() << WhereListed(f) << e.what();
@@ -101,8 +99,7 @@ void HDF5DataLayer::LayerSetUp(const vector<Blob*>& bottom, const vector<Blob*>&
     total_items += files_[f].items;
     if (FirstOwnRow(files_[f]) < files_[f].items) file_order_.push_back(f);
   }
-  LAYER_REQUIRE(total_items > 0) << "the files of HDF5 file list '" << source_
-                                 << "' hold no items";
+  LAYER_REQUIRE(total_items > 0) << "the files of HDF5 file list '" << source_ << "' hold no items";
   LAYER_REQUIRE(!file_order_.empty())
       << "the files of HDF5 file list '" << source_ << "' hold " << total_items
       << " items, none of them for rank " << rank_ << " of world size " << world_size_;
@@ -121,11 +118,10 @@ void HDF5DataLayer::LayerSetUp(const vector<Blob*>& bottom, const vector<Blob*>&
   order_position_ = 0;
   LoadFile(file_order_[0]);
   LOG(INFO) << name() << ": reading " << total_items << " items from " << files_.size()
-            << " HDF5 file(s) in batches of " << batch_size_
-            << (shuffle_ ? ", shuffled" : "")
-            << (world_size_ > 1 ? " (rank " + std::to_string(rank_) + " of " +
-                                      std::to_string(world_size_) + ")"
-                                : std::string());
+            << " HDF5 file(s) in batches of " << batch_size_ << (shuffle_ ? ", shuffled" : "")
+            << (world_size_ > 1
+                    ? " (rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + ")"
+                    : std::string());
 }
 
 void HDF5DataLayer::Reshape(const vector<Blob*>& bottom, const vector<Blob*>& top) {

@@ -7,10 +7,10 @@
 namespace caffe {
 
 void LSTMUnitLayer::Forward_gpu(const vector<Blob*>& bottom, const vector<Blob*>& top) {
-  LaunchElementwise(top[0]->count(),
-                    LSTMUnitForward{bottom[0]->gpu_data(), bottom[1]->gpu_data(),
-                                    bottom[2]->gpu_data(), top[0]->mutable_gpu_data(),
-                                    top[1]->mutable_gpu_data(), hidden_dim_});
+  LaunchElementwise(
+      top[0]->count(),
+      LSTMUnitForward{bottom[0]->gpu_data(), bottom[1]->gpu_data(), bottom[2]->gpu_data(),
+                      top[0]->mutable_gpu_data(), top[1]->mutable_gpu_data(), hidden_dim_});
 }
 
 void LSTMUnitLayer::Backward_gpu(const vector<Blob*>& top, const vector<bool>& propagate_down,
@@ -22,8 +22,7 @@ void LSTMUnitLayer::Backward_gpu(const vector<Blob*>& top, const vector<bool>& p
       LSTMUnitBackward{bottom[0]->gpu_data(), bottom[1]->gpu_data(), bottom[2]->gpu_data(),
                        top[0]->gpu_diff(), top[1]->gpu_diff(),
                        propagate_down[0] ? bottom[0]->mutable_gpu_diff() : nullptr,
-                       propagate_down[1] ? bottom[1]->mutable_gpu_diff() : nullptr,
-                       hidden_dim_});
+                       propagate_down[1] ? bottom[1]->mutable_gpu_diff() : nullptr, hidden_dim_});
 }
 
 }  // namespace caffe

@@ -26,8 +26,8 @@ string RecurrentLayer::AtTime(const string& name, int64_t t) {
   return name + "_" + std::to_string(t);
 }
 
-LayerParameter* RecurrentLayer::AddLayer(NetParameter* net, const string& type,
-                                         const string& name, const vector<string>& bottoms,
+LayerParameter* RecurrentLayer::AddLayer(NetParameter* net, const string& type, const string& name,
+                                         const vector<string>& bottoms,
                                          const vector<string>& tops) {
   LayerParameter* layer = net->add_layer();
   layer->set_name(name);
@@ -39,8 +39,8 @@ LayerParameter* RecurrentLayer::AddLayer(NetParameter* net, const string& type,
 
 LayerParameter* RecurrentLayer::AddInnerProduct(NetParameter* net, const string& name,
                                                 const string& bottom, const string& top,
-                                                int64_t num_output, int axis,
-                                                const string& weight, const string& bias) const {
+                                                int64_t num_output, int axis, const string& weight,
+                                                const string& bias) const {
   const RecurrentParameter& p = layer_param_.recurrent_param();
   LayerParameter* layer = AddLayer(net, "InnerProduct", name, {bottom}, {top});
   InnerProductParameter* product = layer->mutable_inner_product_param();
@@ -56,21 +56,43 @@ LayerParameter* RecurrentLayer::AddInnerProduct(NetParameter* net, const string&
   return layer;
 }
 
-void RecurrentLayer::AddTimestepSlices(NetParameter* net, const string& name) const {
-  vector<string> steps;
-  for (int64_t t = 1; t <= timesteps_; ++t) steps.push_back(AtTime(name, t));
+void RecurrentLayer::AddInputProducts(NetParameter* net, int64_t width, const string& x_weight,
+                                      const string& bias, const string& static_weight) const {
+  // One product over the T x N items rather than one per timestep.
+  const string x_product = x_weight + "_x";
+  AddInnerProduct(net, "x_transform", "x", x_product, width, 2, x_weight, bias);
+  if (has_static_input_) {
+    const string flat = static_weight + "_x_static_flat";
+    AddInnerProduct(net, "x_static_transform", "x_static", flat, width, 1, static_weight, "");
+    // The N x width product gets a leading axis of 1, the shape each timestep adds.
+    ReshapeParameter* reshape =
+        AddLayer(net, "Reshape", "x_static_reshape", {flat}, {static_weight + "_x_static"})
+            ->mutable_reshape_param();
+    reshape->mutable_shape()->add_dim(1);
+    reshape->set_axis(0);
+    reshape->set_num_axes(0);
+  }
   // Without slice points the axis is cut into as many equal parts as there are tops.
-  AddLayer(net, "Slice", name + "_slice", {name}, steps)->mutable_slice_param()->set_axis(0);
+  for (const string& name : {x_product, string("cont")}) {
+    vector<string> steps;
+    for (int64_t t = 1; t <= timesteps_; ++t) steps.push_back(AtTime(name, t));
+    AddLayer(net, "Slice", name + "_slice", {name}, steps)->mutable_slice_param()->set_axis(0);
+  }
 }
 
-void RecurrentLayer::AddStaticInputReshape(NetParameter* net, const string& bottom,
-                                           const string& top) {
-  // A new leading axis of 1 in front of all the bottom's axes.
-  ReshapeParameter* reshape =
-      AddLayer(net, "Reshape", top + "_reshape", {bottom}, {top})->mutable_reshape_param();
-  reshape->mutable_shape()->add_dim(1);
-  reshape->set_axis(0);
-  reshape->set_num_axes(0);
+void RecurrentLayer::AddTimestepSum(NetParameter* net, int64_t t, int64_t width,
+                                    const string& state_weight, const string& x_weight,
+                                    const string& static_weight, const string& top) const {
+  const string conted = AtTime("h_conted", t - 1);
+  AddLayer(net, "Scale", conted, {AtTime("h", t - 1), AtTime("cont", t)}, {conted})
+      ->mutable_scale_param()
+      ->set_axis(0);
+  const string recurrent = AtTime(state_weight + "_h", t - 1);
+  AddInnerProduct(net, AtTime(state_weight + "_transform", t), conted, recurrent, width, 2,
+                  state_weight, "");
+  vector<string> terms{recurrent, AtTime(x_weight + "_x", t)};
+  if (has_static_input_) terms.push_back(static_weight + "_x_static");
+  AddLayer(net, "Eltwise", top, terms, {top});  // SUM by default
 }
 
 void RecurrentLayer::CheckShapes(const vector<Blob*>& bottom, const vector<Blob*>& top) const {
@@ -88,11 +110,11 @@ void RecurrentLayer::CheckShapes(const vector<Blob*>& bottom, const vector<Blob*
       << ShapeToString(bottom[1]->shape());
   if (has_static_input_) {
     const Blob& x_static = *bottom[2];
-    LAYER_REQUIRE(x_static.num_axes() >= 2 && x_static.count() > 0 &&
-                  x_static.shape(0) == streams)
-        << "bottom '" << bottom_name(2) << "' (the static input) must be N x ... with N = "
-        << streams << " (axis 1 of bottom '" << bottom_name(0)
-        << "') and at least one input axis, found shape " << ShapeToString(x_static.shape());
+    LAYER_REQUIRE(x_static.num_axes() >= 2 && x_static.count() > 0 && x_static.shape(0) == streams)
+        << "bottom '" << bottom_name(2)
+        << "' (the static input) must be N x ... with N = " << streams << " (axis 1 of bottom '"
+        << bottom_name(0) << "') and at least one input axis, found shape "
+        << ShapeToString(x_static.shape());
   }
   const vector<int64_t> state_shape{1, streams, num_output_};
   for (int s = 0; s < NumExposedStates(); ++s) {
@@ -131,8 +153,8 @@ void RecurrentLayer::LayerSetUp(const vector<Blob*>& bottom, const vector<Blob*>
                                     << (p.has_num_output() ? "" : " (it is not set)");
   // An LSTM's gate inputs are 4 num_output wide, and InnerProduct counts them in int.
   LAYER_REQUIRE(int64_t{p.num_output()} <= INT_MAX / 4)
-      << "recurrent_param.num_output " << p.num_output() << " is too large (at most "
-      << INT_MAX / 4 << ")";
+      << "recurrent_param.num_output " << p.num_output() << " is too large (at most " << INT_MAX / 4
+      << ")";
   num_output_ = p.num_output();
   // The bottom count says whether x_static is there (SetUp has checked the range).
   has_static_input_ = static_cast<int>(bottom.size()) == MaxBottomBlobs();

@@ -1,13 +1,12 @@
 #include "caffe/util/hdf5.hpp"
 
+#include <glog/logging.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-
-#include <glog/logging.h>
 
 #include "caffe/util/error.hpp"
 #include "caffe/util/io.hpp"
@@ -184,8 +183,8 @@ void Hdf5Group::ReadFloats(const std::string& name, const std::vector<int64_t>& 
   const std::string description = Describe("dataset", name);
   const Hdf5Id dataset = OpenDataset(name);
   const std::vector<int64_t> found = ShapeOf(dataset, description);
-  CAFFE_REQUIRE(found == shape) << description << " has shape " << ShapeText(found)
-                                << ", expected " << ShapeText(shape);
+  CAFFE_REQUIRE(found == shape) << description << " has shape " << ShapeText(found) << ", expected "
+                                << ShapeText(shape);
   Hdf5Id type(H5Dget_type(dataset.get()));
   const H5T_class_t type_class = type.valid() ? H5Tget_class(type.get()) : H5T_NO_CLASS;
   CAFFE_REQUIRE(type_class == H5T_FLOAT || type_class == H5T_INTEGER)
@@ -193,8 +192,8 @@ void Hdf5Group::ReadFloats(const std::string& name, const std::vector<int64_t>& 
       << " values; expected floating-point or integer numbers";
   if (ElementCount(shape) == 0) return;
   // The library converts whatever is stored (float64, int64, ...) to float32.
-  CAFFE_REQUIRE(H5Dread(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                        values) >= 0)
+  CAFFE_REQUIRE(H5Dread(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) >=
+                0)
       << description << " could not be read (is the file damaged?)";
 }
 
@@ -208,8 +207,8 @@ void Hdf5Group::WriteFloats(const std::string& name, const std::vector<int64_t>&
                             H5P_DEFAULT, H5P_DEFAULT));
   CAFFE_REQUIRE(dataset.valid()) << description << " cannot be created (does it exist already?)";
   if (ElementCount(shape) == 0) return;
-  CAFFE_REQUIRE(H5Dwrite(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                         values) >= 0)
+  CAFFE_REQUIRE(H5Dwrite(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) >=
+                0)
       << description << " could not be written";
 }
 
@@ -309,12 +308,11 @@ void Hdf5RowAppender::Append(const float* values, int64_t rows) {
   // The new rows are a block at the end of the file's dataset, the whole of `values`.
   Hdf5Id file_space(H5Dget_space(dataset_.get()));
   Hdf5Id memory_space(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr));
-  const bool written =
-      file_space.valid() && memory_space.valid() &&
-      H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
-                          nullptr) >= 0 &&
-      H5Dwrite(dataset_.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(),
-               H5P_DEFAULT, values) >= 0;
+  const bool written = file_space.valid() && memory_space.valid() &&
+                       H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                           count.data(), nullptr) >= 0 &&
+                       H5Dwrite(dataset_.get(), H5T_NATIVE_FLOAT, memory_space.get(),
+                                file_space.get(), H5P_DEFAULT, values) >= 0;
   CAFFE_REQUIRE(written) << description_ << ": rows " << rows_ << " to " << rows_ + rows - 1
                          << " could not be written";
   rows_ += rows;
