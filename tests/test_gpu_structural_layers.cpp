@@ -481,4 +481,62 @@ TEST(GpuReductionLayerTest, Gradient) {
   }
 }
 
+// ---------------------------------------------------------------- issue 54's layers
+// Filter, BatchReindex and Im2col keep the host path in GPU mode (their values move to
+// and from the device as needed), SPP runs its inner layers on the device, Parameter
+// hands over its blob: each must give the CPU's values and gradients in a GPU net.
+
+TEST(GpuFilterLayerTest, MatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  GpuComparison options;
+  options.expect_device_output = false;
+  options.propagate_down = {true, false};
+  options.fill_bottom = [](int i, Blob* b) {
+    if (i == 0) return FillUniform(b, -1, 1, 11);
+    SetValues(b, {1, 0, 1, 1});  // items 0, 2 and 3 pass
+  };
+  ExpectGpuMatchesCpu(ParseLayer("name: 'f' type: 'Filter'"), {{4, 3, 2}, {4}}, options);
+}
+
+TEST(GpuBatchReindexLayerTest, MatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  GpuComparison options;
+  options.expect_device_output = false;
+  options.propagate_down = {true, false};
+  options.fill_bottom = [](int i, Blob* b) {
+    if (i == 0) return FillUniform(b, -1, 1, 12);
+    SetValues(b, {2, 0, 2, 1, 3});  // repeats, so backward must sum
+  };
+  ExpectGpuMatchesCpu(ParseLayer("name: 'r' type: 'BatchReindex'"), {{4, 3}, {5}}, options);
+}
+
+TEST(GpuIm2colLayerTest, MatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  GpuComparison options;
+  options.expect_device_output = false;
+  ExpectGpuMatchesCpu(ParseLayer("name: 'i' type: 'Im2col' convolution_param { kernel_size: 3 "
+                                 "stride: 2 pad: 1 }"),
+                      {{2, 3, 6, 5}}, options);
+}
+
+TEST(GpuSppLayerTest, MatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  for (const char* pool : {"MAX", "AVE"}) {
+    SCOPED_TRACE(pool);
+    ExpectGpuMatchesCpu(ParseLayer(std::string("name: 's' type: 'SPP' spp_param { "
+                                               "pyramid_height: 3 pool: ") +
+                                   pool + " }"),
+                        {{2, 3, 9, 7}});
+  }
+}
+
+TEST(GpuParameterLayerTest, MatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  GpuComparison options;
+  options.expect_device_output = false;
+  ExpectGpuMatchesCpu(ParseLayer("name: 'p' type: 'Parameter' parameter_param { shape { dim: 3 "
+                                 "dim: 4 } }"),
+                      {}, options);
+}
+
 }  // namespace caffe
